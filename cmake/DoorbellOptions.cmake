@@ -1,0 +1,59 @@
+# Build options and optional dependencies. Each optional dependency is searched for only when its option is not
+# explicitly OFF; its option defaults to whether the search succeeded, and forcing it ON without the dependency is a
+# configure error that names the package to install.
+
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type (default Release)" FORCE)
+endif()
+
+option(DOORBELL_SANITIZE "Build everything with ASan + UBSan" OFF)
+option(DOORBELL_WERROR "Treat compiler warnings as errors" OFF)
+
+if(NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  find_program(DOORBELL_CCACHE ccache)
+  if(DOORBELL_CCACHE)
+    set(CMAKE_CXX_COMPILER_LAUNCHER "${DOORBELL_CCACHE}")
+  endif()
+endif()
+
+# doorbell_optional_dependency(<option> <description> <debian package> <package> [find_package args...])
+# <package>_FOUND decides the option's default; a <package>_ACCEPTED variable set by a caller-provided check after the
+# search may veto it (see LLVM below).
+macro(doorbell_optional_dependency option description debian_package package)
+  if(NOT DEFINED ${option} OR ${option})
+    find_package(${package} ${ARGN} QUIET)
+    set(doorbell_found_ ${${package}_FOUND})
+    if(doorbell_found_ AND DEFINED ${package}_ACCEPT_CHECK)
+      cmake_language(CALL ${${package}_ACCEPT_CHECK} doorbell_found_)
+    endif()
+    if(DEFINED ${option} AND ${option} AND NOT doorbell_found_)
+      message(FATAL_ERROR "${option} is ON but ${package} was not found: install (on Debian) "
+                          "${debian_package} or configure with -D${option}=OFF")
+    endif()
+    option(${option} "${description}" ${doorbell_found_})
+  else()
+    option(${option} "${description}" OFF)
+  endif()
+endmacro()
+
+# LLVM's version file accepts only an exact major.minor, so search without a version (preferring llvm-19's
+# directory) and accept any 19.x.
+function(doorbell_accept_llvm result_var)
+  if(NOT LLVM_VERSION_MAJOR EQUAL 19)
+    message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} at ${LLVM_DIR} is not LLVM 19; not using it")
+    set(${result_var} FALSE PARENT_SCOPE)
+  endif()
+endfunction()
+set(LLVM_ACCEPT_CHECK doorbell_accept_llvm)
+
+doorbell_optional_dependency(DOORBELL_WITH_LLVM "Build the parts that use LLVM 19" llvm-19-dev
+  LLVM CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
+doorbell_optional_dependency(DOORBELL_WITH_TESTS "Build the GoogleTest suites" "libgtest-dev libgmock-dev"
+  GTest CONFIG)
+doorbell_optional_dependency(DOORBELL_WITH_BENCH "Build the Google Benchmark suites" libbenchmark-dev
+  benchmark CONFIG)
+
+if(DOORBELL_WITH_LLVM)
+  # Nothing links LLVM yet; the compiler layer links the components it uses, so LLVM stays out of other layers.
+  message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
+endif()

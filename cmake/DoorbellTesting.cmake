@@ -1,0 +1,79 @@
+# Test and benchmark registration. Every test carries labels from one closed list, so `ctest -L <label>` selects a
+# layer or a kind of test; a typo in a label would silently drop a test from its selection, so it fails configure.
+
+set(DOORBELL_TEST_LABELS ir fuzz frontend scheduler compiler hcq e2e gpucodegen nv amd mock device bench)
+
+# doorbell_check_labels(<what> <labels...>): fatal error unless there is at least one label and all are known.
+function(doorbell_check_labels what)
+  if(ARGC LESS 2)
+    message(FATAL_ERROR "${what}: LABELS is required; expected one or more of: ${DOORBELL_TEST_LABELS}")
+  endif()
+  foreach(label IN LISTS ARGN)
+    if(NOT label IN_LIST DOORBELL_TEST_LABELS)
+      string(REPLACE ";" " " allowed "${DOORBELL_TEST_LABELS}")
+      message(FATAL_ERROR "${what}: unknown test label '${label}'; expected one of: ${allowed}")
+    endif()
+  endforeach()
+endfunction()
+
+# doorbell_add_gtest(NAME <target> SOURCES <files...> LABELS <labels...> [LIBS <libs...>])
+# Builds a GoogleTest executable and registers each of its cases as its own ctest test with the given labels.
+# A case that calls GTEST_SKIP() is reported by ctest as skipped, not passed.
+function(doorbell_add_gtest)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME" "SOURCES;LABELS;LIBS")
+  if(NOT arg_NAME)
+    message(FATAL_ERROR "doorbell_add_gtest: NAME <target> is required")
+  endif()
+  if(NOT arg_SOURCES)
+    message(FATAL_ERROR "doorbell_add_gtest(${arg_NAME}): SOURCES <files...> is required")
+  endif()
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "doorbell_add_gtest(${arg_NAME}): unexpected arguments '${arg_UNPARSED_ARGUMENTS}'; "
+                        "expected NAME, SOURCES, LABELS, LIBS")
+  endif()
+  doorbell_check_labels("doorbell_add_gtest(${arg_NAME})" ${arg_LABELS})
+
+  add_executable(${arg_NAME} ${arg_SOURCES})
+  target_link_libraries(${arg_NAME} PRIVATE ${arg_LIBS} GTest::gtest GTest::gtest_main)
+  if(TARGET GTest::gmock)
+    target_link_libraries(${arg_NAME} PRIVATE GTest::gmock)
+  endif()
+
+  # gtest_discover_tests (CMake 3.25) splits a list-valued property into separate arguments, so the labels are set by a
+  # second include file that ctest reads after the discovered tests (TEST_INCLUDE_FILES run in order).
+  gtest_discover_tests(${arg_NAME}
+    PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"
+    TEST_LIST ${arg_NAME}_TESTS
+    DISCOVERY_TIMEOUT 60)
+  set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${arg_NAME}_labels.cmake")
+  file(WRITE "${labels_file}"
+    "if(${arg_NAME}_TESTS)\n"
+    "  set_tests_properties(\${${arg_NAME}_TESTS} PROPERTIES LABELS \"${arg_LABELS}\")\n"
+    "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
+endfunction()
+
+# doorbell_add_benchmark(NAME <target> SOURCES <files...> [LIBS <libs...>] [ARGS <args...>])
+# Builds a Google Benchmark executable and registers it as one ctest test labelled `bench`, which writes its results
+# as JSON to <build>/bench-results/<target>.json. ARGS are passed to the benchmark (e.g. --benchmark_min_time=0.1).
+function(doorbell_add_benchmark)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME" "SOURCES;LIBS;ARGS")
+  if(NOT arg_NAME OR NOT arg_SOURCES)
+    message(FATAL_ERROR "doorbell_add_benchmark: NAME <target> and SOURCES <files...> are required")
+  endif()
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "doorbell_add_benchmark(${arg_NAME}): unexpected arguments '${arg_UNPARSED_ARGUMENTS}'; "
+                        "expected NAME, SOURCES, LIBS, ARGS")
+  endif()
+  add_executable(${arg_NAME} ${arg_SOURCES})
+  target_link_libraries(${arg_NAME} PRIVATE ${arg_LIBS} benchmark::benchmark benchmark::benchmark_main)
+  set(results_dir "${PROJECT_BINARY_DIR}/bench-results")
+  file(MAKE_DIRECTORY "${results_dir}")
+  add_test(NAME ${arg_NAME} COMMAND ${arg_NAME} ${arg_ARGS}
+    --benchmark_out=${results_dir}/${arg_NAME}.json --benchmark_out_format=json)
+  set_tests_properties(${arg_NAME} PROPERTIES LABELS bench RUN_SERIAL TRUE)
+endfunction()
+
+if(DOORBELL_WITH_TESTS)
+  include(GoogleTest)
+endif()

@@ -1,0 +1,63 @@
+#include "kernel-interface/device_summary.h"
+
+namespace doorbell::kernel_interface {
+namespace {
+
+std::string join(const std::vector<std::string>& parts, const std::string& separator) {
+  std::string joined;
+  for (const auto& part : parts) joined += (joined.empty() ? "" : separator) + part;
+  return joined;
+}
+
+std::string count_of(size_t count, const std::string& singular) {
+  return std::to_string(count) + " " + singular + (count == 1 ? "" : "s");
+}
+
+std::string describe_amd_gpu(const AmdGpuNode& gpu) {
+  std::vector<std::string> details = {"node " + std::to_string(gpu.node)};
+  if (gpu.simd_per_cu != 0) details.push_back(count_of(gpu.simd_count / gpu.simd_per_cu, "CU"));
+  details.push_back("/dev/dri/renderD" + std::to_string(gpu.drm_render_minor));
+  const std::string name = gpu.gfx_name.empty() ? "unknown gfx" : gpu.gfx_name;
+  return name + " (" + join(details, ", ") + ")";
+}
+
+}  // namespace
+
+std::string summarize_cpu(const CpuInfo& cpu) {
+  std::string extensions = join(cpu.isa_extensions, " ");
+  if (extensions.empty()) {
+    std::vector<std::string> all(std::begin(kIsaExtensionsOfInterest), std::end(kIsaExtensionsOfInterest));
+    extensions = "no " + join(all, "/");
+  }
+  return "CPU: " + count_of(static_cast<size_t>(cpu.logical_cores), "core") + ", " + cpu.model_name + ", " +
+         extensions;
+}
+
+std::string summarize_nvidia(const NvidiaInfo& nvidia) {
+  if (!nvidia.control_device_present) return "NV: none (/dev/nvidiactl absent)";
+  if (nvidia.gpu_minors.empty()) return "NV: none (/dev/nvidiactl present, no /dev/nvidiaN)";
+  std::vector<std::string> nodes;
+  for (const int minor : nvidia.gpu_minors) nodes.push_back("/dev/nvidia" + std::to_string(minor));
+  std::string line = "NV: " + count_of(nodes.size(), "GPU") + " (" + join(nodes, " ") + ")";
+  if (nvidia.driver) {
+    line += ", driver " + nvidia.driver->version +
+            (nvidia.driver->open_kernel_module ? " (open kernel module)" : " (proprietary kernel module)");
+  } else {
+    line += ", driver version unknown (/proc/driver/nvidia/version absent)";
+  }
+  return line;
+}
+
+std::string summarize_amd(const AmdInfo& amd) {
+  if (!amd.kfd_present) return "AMD: none (/dev/kfd absent)";
+  if (amd.gpus.empty()) return "AMD: none (/dev/kfd present, no GPU node in /sys/class/kfd/kfd/topology/nodes)";
+  std::vector<std::string> gpus;
+  for (const auto& gpu : amd.gpus) gpus.push_back(describe_amd_gpu(gpu));
+  return "AMD: " + count_of(gpus.size(), "GPU") + ": " + join(gpus, "; ");
+}
+
+std::vector<std::string> summarize_devices(const Devices& devices) {
+  return {summarize_cpu(devices.cpu), summarize_nvidia(devices.nvidia), summarize_amd(devices.amd)};
+}
+
+}  // namespace doorbell::kernel_interface

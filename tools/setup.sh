@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Shared by tools/run.sh and tools/test.sh: installs the Debian packages doorbell needs (only those missing) and
+# configures and builds a build directory incrementally.
+#
+# Sourced: defines doorbell_install_packages and doorbell_build. Run directly: installs packages and builds
+# build/release.
+set -euo pipefail
+
+DOORBELL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DOORBELL_PACKAGES=(build-essential cmake ninja-build ccache git llvm-19-dev clang-19 lld-19
+                   libgtest-dev libgmock-dev libbenchmark-dev pkg-config)
+
+doorbell_say() { echo "==> $*"; }
+
+# Installs the packages of DOORBELL_PACKAGES that dpkg does not list as installed; does no apt work when none is
+# missing. Off Debian (no dpkg-query) it installs nothing: the build then leaves out what it cannot find.
+doorbell_install_packages() {
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    doorbell_say "no dpkg-query: not a Debian system, installing nothing (optional parts are left out of the build)"
+    return 0
+  fi
+  local missing=() package
+  for package in "${DOORBELL_PACKAGES[@]}"; do
+    if [[ "$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)" != "install ok installed" ]]; then
+      missing+=("$package")
+    fi
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    doorbell_say "Debian packages: all ${#DOORBELL_PACKAGES[@]} present"
+    return 0
+  fi
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "doorbell: missing Debian packages: ${missing[*]}" >&2
+    echo "doorbell: run as root to install them, or install them with: apt-get install ${missing[*]}" >&2
+    return 1
+  fi
+  doorbell_say "installing missing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update
+  apt-get install -y "${missing[@]}"
+}
+
+# doorbell_build <build dir relative to the repo root> <cmake -D options...>
+# Configures (cheap when nothing changed) and builds incrementally with Ninja.
+doorbell_build() {
+  local build_dir="$DOORBELL_ROOT/$1"
+  shift
+  local generator=()
+  if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
+    generator=(-G Ninja)
+  fi
+  doorbell_say "configuring $build_dir: $*"
+  cmake -S "$DOORBELL_ROOT" -B "$build_dir" "${generator[@]}" "$@"
+  doorbell_say "building $build_dir"
+  cmake --build "$build_dir"
+}
+
+# The two builds the README commands use; both scripts pass the same options so neither reconfigures the other's.
+DOORBELL_RELEASE_OPTIONS=(-DCMAKE_BUILD_TYPE=Release -DDOORBELL_WITH_TESTS=OFF)
+DOORBELL_ASAN_OPTIONS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOORBELL_SANITIZE=ON -DDOORBELL_WERROR=ON
+                       -DDOORBELL_WITH_BENCH=OFF)
+
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  doorbell_install_packages
+  doorbell_build build/release "${DOORBELL_RELEASE_OPTIONS[@]}"
+fi

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Every test: installs what is missing, builds build/asan (ASan + UBSan, warnings are errors) and runs all ctest
+# tests there, then builds build/release and runs the benchmarks registered with the label `bench`.
+# Exits non-zero when a build or a test fails.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$DOORBELL_ROOT"
+
+doorbell_install_packages
+doorbell_build build/asan "${DOORBELL_ASAN_OPTIONS[@]}"
+
+doorbell_say "running every test in build/asan"
+ctest_status=0
+ctest --test-dir build/asan --output-on-failure -j2 || ctest_status=$?
+
+# ctest names skipped tests but not why; each DOORBELL_REQUIRE_DEVICE skip says what is missing.
+skips="$(grep -A1 ': Skipped$' build/asan/Testing/Temporary/LastTest.log 2>/dev/null | grep -v -e '^--$' || true)"
+if [[ -n "$skips" ]]; then
+  doorbell_say "why tests were skipped:"
+  echo "$skips"
+fi
+if [[ $ctest_status -ne 0 ]]; then
+  echo "doorbell: tests failed in build/asan (ctest exit code $ctest_status)" >&2
+  exit "$ctest_status"
+fi
+
+doorbell_build build/release "${DOORBELL_RELEASE_OPTIONS[@]}"
+bench_list="$(ctest --test-dir build/release -N -L bench)"
+if [[ "$bench_list" == *"Total Tests: 0"* ]]; then
+  doorbell_say "no benchmarks registered (ctest label bench) in build/release"
+else
+  doorbell_say "running the benchmarks (ctest label bench) in build/release"
+  ctest --test-dir build/release -L bench -V
+fi
