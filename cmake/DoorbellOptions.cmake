@@ -17,8 +17,8 @@ if(NOT CMAKE_CXX_COMPILER_LAUNCHER)
 endif()
 
 # doorbell_optional_dependency(<option> <description> <debian package> <package> [find_package args...])
-# <package>_FOUND decides the option's default; a <package>_ACCEPTED variable set by a caller-provided check after the
-# search may veto it (see LLVM below).
+# <package>_FOUND decides the option's default; when <package>_ACCEPT_CHECK names a function, that function may veto a
+# package that was found (it gets the name of the variable to set FALSE; see LLVM below).
 macro(doorbell_optional_dependency option description debian_package package)
   if(NOT DEFINED ${option} OR ${option})
     find_package(${package} ${ARGN} QUIET)
