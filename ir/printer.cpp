@@ -1,0 +1,72 @@
+#include "ir/printer.h"
+
+#include <unordered_map>
+
+namespace doorbell {
+
+std::string print_node(const UOp& u) {
+  std::string s = std::string(op_name(u.op())) + " " + u.dtype().name();
+  if (!std::holds_alternative<std::monostate>(u.arg())) s += " arg=" + arg_to_string(u.arg());
+  if (u.tag() != UOp::kNoTag) s += " tag=" + std::to_string(u.tag());
+  if (!u.src().empty()) s += " (" + std::to_string(u.src().size()) + " src" + (u.src().size() == 1 ? ")" : "s)");
+  return s;
+}
+
+std::string print_graph(const UOp& root) {
+  std::unordered_map<const UOpNode*, size_t> id;
+  std::string out;
+  for (const UOp& u : root.toposort()) {
+    size_t n = id.size();
+    id[u.get()] = n;
+    out += "%" + std::to_string(n) + " = " + std::string(op_name(u.op())) + " " + u.dtype().name();
+    if (!std::holds_alternative<std::monostate>(u.arg())) out += " " + arg_to_string(u.arg());
+    if (u.tag() != UOp::kNoTag) out += " tag=" + std::to_string(u.tag());
+    if (const IntTuple* sh = u.shape(); sh && !sh->empty()) out += " shape=" + arg_to_string(Arg(*sh));
+    if (!u.src().empty()) {
+      out += " (";
+      for (size_t i = 0; i < u.src().size(); i++) out += (i ? ", %" : "%") + std::to_string(id[u.src(i).get()]);
+      out += ")";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+namespace {
+const char* infix(Ops op) {
+  switch (op) {
+    case Ops::ADD: return "+"; case Ops::SUB: return "-"; case Ops::MUL: return "*"; case Ops::FDIV: return "/";
+    case Ops::FLOORDIV: return "//"; case Ops::FLOORMOD: return "%"; case Ops::CDIV: return " cdiv ";
+    case Ops::CMOD: return " cmod "; case Ops::CMPLT: return "<"; case Ops::CMPNE: return "!="; case Ops::CMPEQ: return "==";
+    case Ops::AND: return "&"; case Ops::OR: return "|"; case Ops::XOR: return "^"; case Ops::SHL: return "<<";
+    case Ops::SHR: return ">>";
+    default: return nullptr;
+  }
+}
+}  // namespace
+
+std::string render_expr(const UOp& root) {
+  // Iterative post-order so deep expressions do not recurse.
+  std::unordered_map<const UOpNode*, std::string> s;
+  for (const UOp& u : root.toposort()) {
+    std::string r;
+    auto a = [&](size_t i) { return s[u.src(i).get()]; };
+    if (u.op() == Ops::CONST) r = arg_to_string(u.arg());
+    else if (u.op() == Ops::PARAM && std::get_if<ParamArg>(&u.arg())) r = std::get<ParamArg>(u.arg()).name;
+    else if (u.op() == Ops::RANGE) r = "r" + std::to_string(std::get<RangeArg>(u.arg()).axis);
+    else if (const char* op = infix(u.op()); op && u.src().size() == 2) r = "(" + a(0) + op + a(1) + ")";
+    else if (u.op() == Ops::NEG) r = "(-" + a(0) + ")";
+    else if (u.op() == Ops::WHERE) r = "(" + a(0) + " ? " + a(1) + " : " + a(2) + ")";
+    else if (u.op() == Ops::MAX) r = "max(" + a(0) + ", " + a(1) + ")";
+    else if (u.op() == Ops::CAST) r = "(" + u.dtype().name() + ")" + a(0);
+    else {
+      r = std::string(op_name(u.op())) + "(";
+      for (size_t i = 0; i < u.src().size(); i++) r += (i ? ", " : "") + a(i);
+      r += ")";
+    }
+    s[u.get()] = std::move(r);
+  }
+  return s[root.get()];
+}
+
+}  // namespace doorbell
