@@ -103,11 +103,33 @@ UOp build_sum(DType dt, std::vector<Term> terms, I k) {
   return acc;
 }
 
+// k*(x%c) + k*c*(x//c) is k*x: floor division and modulo recombine (exact, so valid under wraparound too).
+void recombine_div_mod(DType dt, std::vector<Term>& terms) {
+  for (size_t i = 0; i < terms.size(); i++) {
+    const UOp& mod = terms[i].factor;
+    if (mod.op() != Ops::FLOORMOD || !int_const(mod.src(1))) continue;
+    I c = *int_const(mod.src(1));
+    for (size_t j = 0; j < terms.size(); j++) {
+      const UOp& div = terms[j].factor;
+      if (div.op() == Ops::FLOORDIV && div.src(0) == mod.src(0) && div.src(1) == mod.src(1) &&
+          ring(dt, terms[j].coef) == ring(dt, terms[i].coef * c)) {
+        Term whole{mod.src(0), terms[i].coef};
+        terms.erase(terms.begin() + std::max(i, j));
+        terms.erase(terms.begin() + std::min(i, j));
+        terms.push_back(std::move(whole));
+        i = static_cast<size_t>(-1);
+        break;
+      }
+    }
+  }
+}
+
 UOp canonical_sum(const Match& m) {
   const UOp& u = m.root();
   if (!is_scalar_int(u)) return UOp();
   Linear l;
   linearize(u, false, l);
+  recombine_div_mod(u.dtype(), l.terms);
   return build_sum(u.dtype(), std::move(l.terms), l.k);
 }
 
@@ -148,7 +170,6 @@ UOp fold_div_mod(const Match& m) {
   for (const Term& t : l.terms) {
     if (abs128(t.coef) < c) { r.push_back(t); continue; }
     I rem = t.coef - floor_div(t.coef, c) * c;
-    if (2 * rem > c) rem -= c;
     q.push_back({t.factor, (t.coef - rem) / c});
     if (rem) r.push_back({t.factor, rem});
     split = true;
