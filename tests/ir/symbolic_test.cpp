@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "ir/debug.h"
 #include "ir/printer.h"
 
 namespace doorbell {
@@ -178,6 +179,32 @@ TEST_F(SymbolicTest, IndexExpressionOfAPaddedReshape) {
   // the kind of expression rangeify produces: r in [0, 20), idx = ((r % 5) + (r // 5) * 5)
   UOp r = UOp::range(20, 0, AxisType::LOOP, dtypes::int32);
   EXPECT_EQ(simplify(r.floormod(5) + r.floordiv(5) * 5), r);
+}
+
+TEST(ReadmeExample, TheIrInFiveLinesHoldsAsWritten) {
+  UOp x = UOp::variable("x", 0, 10, dtypes::int32), y = UOp::variable("y", 0, 3, dtypes::int32);
+  UOp e = (x * 4 + y).floordiv(4);
+  EXPECT_EQ(e, (x * 4 + y).floordiv(4));
+  EXPECT_EQ(simplify(e), x);
+  PatternMatcher pm({{UPat::var("a") * UPat::const_(2), [](const Match& m) { return m["a"] + m["a"]; }}});
+  EXPECT_EQ(graph_rewrite(x * 2, pm), UOp::make(Ops::ADD, dtypes::int32, {x, x}));
+}
+
+TEST_F(SymbolicTest, RuleHitCountsArePrintedAtDebugLevel5) {
+  int before = debug_level();
+  set_debug_level(5);
+  ::testing::internal::CaptureStderr();
+  simplify((x + 0) * 1 + (y + 0));
+  std::string out = ::testing::internal::GetCapturedStderr();
+  set_debug_level(before);
+  EXPECT_NE(out.find("graph_rewrite 'simplify'"), std::string::npos) << out;
+  EXPECT_NE(out.find("x+0"), std::string::npos) << out;
+  EXPECT_NE(out.find("x*1"), std::string::npos) << out;
+  set_debug_level(0);
+  ::testing::internal::CaptureStderr();
+  simplify((x + 0) * 1 + (y + 0));
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "") << "nothing is printed below level 5";
+  set_debug_level(before);
 }
 
 }  // namespace
