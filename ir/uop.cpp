@@ -25,12 +25,6 @@ struct Probe {  // a node that may not exist yet
   uint64_t hash;
 };
 
-struct NodeHash {
-  using is_transparent = void;
-  size_t operator()(const UOpNode* n) const noexcept { return n->intern_hash; }
-  size_t operator()(const Probe& p) const noexcept { return p.hash; }
-};
-
 bool same_src(const std::vector<UOp>& a, const std::vector<UOp>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); i++)
@@ -38,19 +32,61 @@ bool same_src(const std::vector<UOp>& a, const std::vector<UOp>& b) {
   return true;
 }
 
-struct NodeEq {
-  using is_transparent = void;
-  bool operator()(const UOpNode* a, const UOpNode* b) const noexcept { return a == b; }
-  bool operator()(const Probe& p, const UOpNode* n) const noexcept {
-    return p.hash == n->intern_hash && p.op == n->op && p.dtype == n->dtype && p.tag == n->tag && same_src(p.src, n->src) &&
-           p.arg == n->arg;
+bool matches(const Probe& p, const UOpNode* n) {
+  return p.op == n->op && p.dtype == n->dtype && p.tag == n->tag && same_src(p.src, n->src) && p.arg == n->arg;
+}
+
+// Open addressing with linear probing over (hash, node) slots: a lookup compares hashes in one flat array and
+// touches a node only on a hash match, which keeps construction fast when millions of nodes are alive.
+class NodeTable {
+ public:
+  UOpNode* find(const Probe& p) const {
+    for (size_t i = p.hash & mask_; slots_[i].node; i = (i + 1) & mask_)
+      if (slots_[i].hash == p.hash && matches(p, slots_[i].node)) return slots_[i].node;
+    return nullptr;
   }
-  bool operator()(const UOpNode* n, const Probe& p) const noexcept { return (*this)(p, n); }
+  void insert(UOpNode* n) {  // n must not be present
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    place(n);
+    size_++;
+  }
+  void erase(const UOpNode* n) {
+    size_t i = n->intern_hash & mask_;
+    while (slots_[i].node != n) i = (i + 1) & mask_;
+    // Backward-shift deletion: move later members of the probe run into the hole, so no tombstones are needed.
+    for (size_t j = (i + 1) & mask_; slots_[j].node; j = (j + 1) & mask_) {
+      size_t home = slots_[j].hash & mask_;
+      bool movable = i <= j ? (home <= i || home > j) : (home <= i && home > j);
+      if (movable) { slots_[i] = slots_[j]; i = j; }
+    }
+    slots_[i] = Slot{};
+    size_--;
+  }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    UOpNode* node = nullptr;
+  };
+  void place(UOpNode* n) {
+    size_t i = n->intern_hash & mask_;
+    while (slots_[i].node) i = (i + 1) & mask_;
+    slots_[i] = Slot{n->intern_hash, n};
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(1024, old.size() * 2), Slot{});
+    mask_ = slots_.size() - 1;
+    for (const Slot& s : old)
+      if (s.node) place(s.node);
+  }
+  std::vector<Slot> slots_ = std::vector<Slot>(1024);
+  size_t mask_ = 1023, size_ = 0;
 };
 
 struct InternTable {
   std::mutex mu;
-  std::unordered_set<UOpNode*, NodeHash, NodeEq> nodes;
+  NodeTable nodes;
 };
 
 InternTable& table() {
@@ -422,12 +458,10 @@ UOp UOp::make(Ops op, DType dtype, std::vector<UOp> src, Arg arg, int64_t tag) {
   InternTable& t = table();
   {
     std::lock_guard lock(t.mu);
-    auto it = t.nodes.find(Probe{op, dtype, src, arg, tag, hash});
-    if (it != t.nodes.end()) {
-      UOpNode* n = *it;
+    if (UOpNode* n = t.nodes.find(Probe{op, dtype, src, arg, tag, hash})) {
       if (try_acquire(n)) return UOp(n);
       n->orphaned = true;  // its last handle is going away: replace it; its releaser frees it
-      t.nodes.erase(it);
+      t.nodes.erase(n);
     }
   }
   validate(op, dtype, src, arg);
@@ -449,9 +483,7 @@ UOp UOp::make(Ops op, DType dtype, std::vector<UOp> src, Arg arg, int64_t tag) {
   g_live.fetch_add(1, std::memory_order_relaxed);
   std::vector<UOp> discard;  // destroyed after the lock is released: freeing sources takes the lock
   std::lock_guard lock(t.mu);
-  auto [it, inserted] = t.nodes.insert(n);
-  if (!inserted) {  // another thread built the same node meanwhile: use theirs
-    UOpNode* other = *it;
+  if (UOpNode* other = t.nodes.find(Probe{op, dtype, n->src, n->arg, tag, hash})) {  // another thread built it meanwhile
     if (try_acquire(other)) {
       g_live.fetch_sub(1, std::memory_order_relaxed);
       discard = std::move(n->src);
@@ -459,9 +491,9 @@ UOp UOp::make(Ops op, DType dtype, std::vector<UOp> src, Arg arg, int64_t tag) {
       return UOp(other);
     }
     other->orphaned = true;
-    t.nodes.erase(it);
-    t.nodes.insert(n);
+    t.nodes.erase(other);
   }
+  t.nodes.insert(n);
   return UOp(n);
 }
 
