@@ -54,10 +54,6 @@ Mask ancestors(S s) {
   return out;
 }
 
-bool less(S a, S b) {  // tinygrad's DType.__lt__: by priority, then bitsize, then name
-  if (info(a).priority != info(b).priority) return info(a).priority < info(b).priority;
-  return info(a).bitsize < info(b).bitsize;
-}
 
 }  // namespace
 
@@ -119,11 +115,12 @@ DType dtype_from_name(std::string_view n) {
 DType least_upper_dtype(DType a, DType b) {
   if (a.lanes != b.lanes) throw std::invalid_argument("least_upper_dtype: " + a.name() + " and " + b.name() + " differ in lanes");
   if (a.is_void() || b.is_void()) throw std::invalid_argument("least_upper_dtype: void has no promotion");
+  // The least common ancestor is the one whose own ancestors include all the others. (Ranking the common
+  // ancestors by priority and bitsize, as tinygrad's min() does, needs weakint's bitsize above bool's; ours is 0.)
   Mask common = ancestors(a.scalar_type) & ancestors(b.scalar_type);
-  S best = S::Float64;
   for (int i = 0; i < kScalarTypeCount; i++)
-    if ((common & (Mask{1} << i)) && less(static_cast<S>(i), best)) best = static_cast<S>(i);
-  return DType(best, a.lanes);
+    if ((common & (Mask{1} << i)) && (common & ~ancestors(static_cast<S>(i))) == 0) return DType(static_cast<S>(i), a.lanes);
+  return DType(S::Float64, a.lanes);  // float64 is above every type
 }
 
 DType strong_dtype(DType d) {
@@ -145,7 +142,7 @@ bool can_lossless_cast(DType from, DType to) {
     return false;
   };
   switch (to.scalar_type) {  // tinygrad dtype.py can_lossless_cast
-    case S::WeakInt: return from.is_int();
+    case S::WeakInt: return from.is_int() && from.scalar_type != S::UInt64;  // weakint holds the int64 range
     case S::Float64: return in({S::Float32, S::Float16, S::BFloat16, S::UInt32, S::UInt16, S::UInt8, S::Int32, S::Int16, S::Int8});
     case S::Float32: return in({S::Float16, S::BFloat16, S::UInt16, S::UInt8, S::Int16, S::Int8});
     case S::Float16: return in({S::UInt8, S::Int8});

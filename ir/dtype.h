@@ -25,7 +25,7 @@ struct DType {
   constexpr bool operator==(const DType&) const = default;
 
   constexpr DType scalar() const { return DType(scalar_type); }
-  DType vec(int n) const;  // throws on a vector or void base, or n < 1
+  DType vec(int n) const;  // throws on a vector base or n outside [1, 65535]; void stays void (tinygrad)
 
   int priority() const;
   int bitsize() const;   // of one lane; weak types report 0: they have no storage
