@@ -71,6 +71,13 @@ int64_t wrap_int(DType dt, __int128 v) {
 
 namespace {
 
+// An integer converted to a float dtype with one rounding, as a C cast does (through double, 2^62 + 2^38 + 1
+// would round twice and land on the wrong float32); float16 and bfloat16 then round from float32.
+double int_to_float_dtype(DType dt, __int128 v) {
+  if (dt.scalar_type == ScalarType::Float64 || dt.scalar_type == ScalarType::WeakFloat) return static_cast<double>(v);
+  return round_to_float_dtype(dt, static_cast<float>(v));
+}
+
 double as_double(DType dt, ConstValue v) {
   if (auto* b = std::get_if<bool>(&v)) return *b;
   if (auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(int_value(dt, *i));
@@ -117,18 +124,22 @@ std::optional<ConstValue> exec_int(Ops op, DType out, std::span<const ConstValue
     if (out.is_bool()) return r != 0;
     return wrap_int(out, r);
   };
+  // Products of uint64 values overflow a signed 128-bit int; unsigned arithmetic wraps, and only the low bits count.
+  auto mul = [](__int128 a, __int128 b) {
+    return static_cast<__int128>(static_cast<unsigned __int128>(a) * static_cast<unsigned __int128>(b));
+  };
   int bits = out.scalar_type == ScalarType::WeakInt ? 64 : out.bitsize();
   switch (op) {
     case Ops::ADD: return out.is_bool() ? w(x(0) | x(1)) : w(x(0) + x(1));
     case Ops::SUB: return w(x(0) - x(1));
-    case Ops::MUL: return out.is_bool() ? w(x(0) & x(1)) : w(x(0) * x(1));
+    case Ops::MUL: return out.is_bool() ? w(x(0) & x(1)) : w(mul(x(0), x(1)));
     case Ops::MAX: return w(std::max(x(0), x(1)));
     case Ops::NEG: return w(-x(0));
     case Ops::TRUNC: return w(x(0));
     case Ops::AND: return w(x(0) & x(1));
     case Ops::OR: return w(x(0) | x(1));
     case Ops::XOR: return w(x(0) ^ x(1));
-    case Ops::MULACC: return w(x(0) * x(1) + x(2));
+    case Ops::MULACC: return w(static_cast<__int128>(static_cast<unsigned __int128>(mul(x(0), x(1))) + static_cast<unsigned __int128>(x(2))));
     case Ops::CDIV: case Ops::CMOD: case Ops::FLOORDIV: case Ops::FLOORMOD: {
       __int128 a = x(0), b = x(1);
       if (b == 0) return std::nullopt;
@@ -192,7 +203,7 @@ std::optional<ConstValue> convert_value(DType dt, ConstValue v) {
     return v;
   }
   if (dt.is_float()) {
-    if (auto* i = std::get_if<int64_t>(&v)) return ConstValue(round_to_float_dtype(dt, static_cast<double>(*i)));
+    if (auto* i = std::get_if<int64_t>(&v)) return ConstValue(int_to_float_dtype(dt, *i));
     if (auto* b = std::get_if<bool>(&v)) return ConstValue(*b ? 1.0 : 0.0);
     return ConstValue(round_to_float_dtype(dt, std::get<double>(v)));
   }
@@ -200,7 +211,8 @@ std::optional<ConstValue> convert_value(DType dt, ConstValue v) {
   if (auto* d = std::get_if<double>(&v)) {
     if (std::isnan(*d)) return std::nullopt;
     double t = std::trunc(*d);
-    if (t < static_cast<double>(int_min(dt)) || t > static_cast<double>(int_max(dt))) return std::nullopt;
+    // int_max + 1 is a power of two and exact as a double; int_max itself may round up to it (2^63, 2^64)
+    if (t < static_cast<double>(int_min(dt)) || t >= static_cast<double>(int_max(dt) + 1)) return std::nullopt;
     return ConstValue(wrap_int(dt, static_cast<__int128>(t)));
   }
   if (auto* b = std::get_if<bool>(&v)) return ConstValue(int64_t{*b});
@@ -213,7 +225,7 @@ std::optional<ConstValue> exec_alu(Ops op, DType out, std::span<const ConstValue
     // an unsigned 64-bit source must convert from its value, not its stored bit pattern
     if (auto* i = std::get_if<int64_t>(&vals[0]); i && in[0].scalar_type == ScalarType::UInt64 && *i < 0) {
       __int128 val = int_value(in[0], *i);
-      if (out.is_float()) return ConstValue(round_to_float_dtype(out, static_cast<double>(val)));
+      if (out.is_float()) return ConstValue(int_to_float_dtype(out, val));
       if (out.is_bool()) return ConstValue(true);
       return ConstValue(wrap_int(out, val));
     }
