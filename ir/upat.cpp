@@ -84,14 +84,6 @@ UPat operator-(const UPat& a) { return a.alu(Ops::NEG); }
 
 // Continuation-passing matcher: k(bindings) is called for every complete match; returning true stops the search.
 bool UPat::match_impl(const UOp& u, Bindings& b, MatchCont k) const {
-  if (!any_.empty()) {
-    for (const UPat& alt : any_) {
-      size_t mark = b.size();
-      if (alt.match_impl(u, b, k)) return true;
-      b.truncate(mark);
-    }
-    return false;
-  }
   if (!ops_.empty() && !ops_.contains(u.op())) return false;
   if (!dtypes_.empty() && std::find(dtypes_.begin(), dtypes_.end(), u.dtype()) == dtypes_.end()) return false;
   if (arg_ && !(u.arg() == *arg_)) return false;
@@ -105,6 +97,15 @@ bool UPat::match_impl(const UOp& u, Bindings& b, MatchCont k) const {
     }
   }
   if (pred_ && !(*pred_)(u)) { b.truncate(mark); return false; }
+  if (!any_.empty()) {  // an OR: each alternative, under this pattern's own name, dtype and predicate
+    for (const UPat& alt : any_) {
+      size_t alt_mark = b.size();
+      if (alt.match_impl(u, b, k)) return true;
+      b.truncate(alt_mark);
+    }
+    b.truncate(mark);
+    return false;
+  }
   bool ok = false;
   const std::vector<UOp>& srcs = u.src();
   switch (src_mode_) {
