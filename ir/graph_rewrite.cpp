@@ -24,6 +24,10 @@ namespace {
 // Many more rewrites than nodes means a rule keeps building new nodes: report it instead of running forever.
 constexpr size_t kMinRewriteLimit = 1'000'000;
 constexpr size_t kRewritesPerNode = 64;
+// A rule that keeps building new nodes (k -> k+1) never meets a node twice, and it adds a node per rewrite, so the
+// count above never catches it. Its rewrites nest: each result, or a new node inside it, is rewritten in turn on
+// one path of the traversal. Real passes nest a handful; this many is taken as endless.
+constexpr size_t kMaxRewriteDepth = 100'000;
 
 class Rewriter {
  public:
@@ -40,19 +44,25 @@ class Rewriter {
     UOp n;
     int stage;
     UOp next;
+    size_t depth = 0;  // rewrites nested on the path from the root to this frame
   };
 
   bool skip_src(const UOp& n, size_t i) const {
     return i == 0 && !opts_.enter_calls && (n.op() == Ops::CALL || n.op() == Ops::FUNCTION);
   }
 
+  // n's final rewrite; nullptr while n is unvisited or in progress.
   const UOp* done(const UOp& n) const {
     auto it = replace_.find(n.get());
-    return it == replace_.end() ? nullptr : &it->second.second;
+    return it == replace_.end() || !it->second.second ? nullptr : &it->second.second;
   }
+  // Marks n in progress with an entry that has no result yet (one table, not two, for speed); false when n
+  // already has an entry.
+  bool start(const UOp& n) { return replace_.try_emplace(n.get(), n, UOp()).second; }
   void finish(const UOp& n, UOp result) {
-    in_progress_.erase(n.get());
-    replace_.emplace(n.get(), std::make_pair(n, std::move(result)));
+    auto& entry = replace_[n.get()];
+    entry.first = n;
+    entry.second = std::move(result);
   }
 
   std::string label() const { return opts_.name.empty() ? "graph_rewrite" : "graph_rewrite '" + opts_.name + "'"; }
@@ -72,6 +82,19 @@ class Rewriter {
     return r;
   }
 
+  void check_depth(size_t depth) const {
+    if (depth <= kMaxRewriteDepth) return;
+    std::string rule = last_rule_ < pm_.rules().size() ? pm_.rules()[last_rule_].name : "?";
+    throw RewriteError(label() + ": endless rewrite: more than " + std::to_string(kMaxRewriteDepth) +
+                       " rewrites nested in one another, the last by rule '" + rule + "'");
+  }
+
+  static bool is_src_of(const UOp& s, const UOp& n) {
+    for (const UOp& x : n.src())
+      if (x == s) return true;
+    return false;
+  }
+
   [[noreturn]] void cycle(const UOp& n) const {
     std::string rule = last_rule_ < pm_.rules().size() ? pm_.rules()[last_rule_].name : "?";
     throw RewriteError(label() + ": endless rewrite: rule '" + rule + "' produced a graph that contains the node being rewritten, " +
@@ -89,15 +112,18 @@ class Rewriter {
       const UOp& n = f.n;
       if (f.stage == 0) {
         if (done(n)) continue;
-        if (!in_progress_.insert(n.get()).second) cycle(n);
+        if (!start(n)) cycle(n);
         visited_++;
         UOp cur = n;
+        size_t rewrites = 0;  // of n, in its bottom-up fixed-point loop
         if (bottom_up) {
           bool gated = false;
-          std::unordered_set<const UOpNode*> chain{n.get()};
+          std::unordered_set<const UOpNode*> chain;  // filled on the first rewrite: most nodes have none
           try {
             while (UOp r = apply(cur)) {
+              if (chain.empty()) chain.insert(n.get());
               if (!chain.insert(r.get()).second) cycle(r);
+              check_depth(f.depth + ++rewrites);
               cur = std::move(r);
             }
           } catch (const BottomUpGate&) {
@@ -106,9 +132,13 @@ class Rewriter {
           if (gated) { finish(n, cur); continue; }
         }
         const UOp base = cur;
-        stack.push_back({n, 1, base});
-        for (size_t i = base.src().size(); i-- > 0;)
-          if (!skip_src(base, i) && !done(base.src(i))) stack.push_back({base.src(i), 0, UOp()});
+        stack.push_back({n, 1, base, f.depth});
+        for (size_t i = base.src().size(); i-- > 0;) {
+          if (skip_src(base, i) || done(base.src(i))) continue;
+          // n's own sources keep n's depth: a rule that rewrites every node of a deep graph is not nesting
+          size_t depth = rewrites == 0 || is_src_of(base.src(i), n) ? f.depth : f.depth + rewrites;
+          stack.push_back({base.src(i), 0, UOp(), depth});
+        }
       } else if (f.stage == 1) {
         const UOp& base = f.next;
         std::vector<UOp> new_src;
@@ -121,6 +151,7 @@ class Rewriter {
           new_src.push_back(*r);
         }
         UOp next;
+        size_t depth = f.depth;
         if (changed) {
           next = rebuild_with_src(base, std::move(new_src));
         } else if (bottom_up) {
@@ -129,9 +160,10 @@ class Rewriter {
         } else {
           next = apply(base);
           if (!next) { finish(n, base); continue; }
+          check_depth(++depth);
         }
         stack.push_back({n, 2, next});
-        stack.push_back({next, 0, UOp()});
+        stack.push_back({next, 0, UOp(), depth});
       } else {
         const UOp* r = done(f.next);
         if (!r) cycle(f.next);
@@ -193,9 +225,8 @@ class Rewriter {
   const RewriteOptions& opts_;
   std::vector<size_t> hits_;
   size_t rewrites_ = 0, visited_ = 0, last_rule_ = SIZE_MAX;
-  // original node -> (a handle keeping the original alive, its final rewrite)
+  // original node -> (a handle keeping the original alive, its final rewrite, null while in progress)
   std::unordered_map<const UOpNode*, std::pair<UOp, UOp>> replace_;
-  std::unordered_set<const UOpNode*> in_progress_;
 };
 
 }  // namespace
