@@ -1,6 +1,8 @@
 #include "ir/arg.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace doorbell {
@@ -25,12 +27,15 @@ std::string tuple_to_string(const IntTuple& t) {
 std::string float_to_string(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[40];
+  char buf[48];
   std::snprintf(buf, sizeof buf, "%.17g", v);
-  // Shortest form that reads back exactly: try fewer digits first.
-  for (int p = 1; p <= 17; p++) {
-    char tmp[40];
-    std::snprintf(tmp, sizeof tmp, "%.*g", p, v);
+  // Shortest form that reads back exactly: try fewer digits first. Like Python's repr, plain digits for
+  // magnitudes in [1e-4, 1e16) (%g alone would print 100.0 as 1e+02), an exponent outside.
+  double mag = std::fabs(v);
+  bool plain = mag == 0 || (mag >= 1e-4 && mag < 1e16);
+  for (int p = plain ? 0 : 1; p <= (plain ? 24 : 17); p++) {
+    char tmp[48];
+    std::snprintf(tmp, sizeof tmp, plain ? "%.*f" : "%.*g", p, v);
     if (std::strtod(tmp, nullptr) == v) { std::snprintf(buf, sizeof buf, "%s", tmp); break; }
   }
   std::string s = buf;

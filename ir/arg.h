@@ -52,7 +52,7 @@ using Arg = std::variant<std::monostate, bool, int64_t, Float, Invalid, std::str
 
 // Feeds a canonical serialization of the arg (type tag, then fields) into h.
 void hash_arg(const Arg& arg, Hasher128& h);
-// A readable form: 3, 1.5f, "x", (1, 2), ADD, x[0..9].
+// A readable form: 3, 1.5, "x", (1, 2), ADD, x[0..9].
 std::string arg_to_string(const Arg& arg);
 
 }  // namespace doorbell

@@ -3,10 +3,18 @@
 #include <unordered_map>
 
 namespace doorbell {
+namespace {
+// The arg as text; a uint64 CONST keeps its bit pattern in an int64_t, so it is printed as its unsigned value.
+std::string arg_text(const UOp& u) {
+  const int64_t* v = std::get_if<int64_t>(&u.arg());
+  if (v && u.op() == Ops::CONST && u.dtype().scalar_type == ScalarType::UInt64) return std::to_string(static_cast<uint64_t>(*v));
+  return arg_to_string(u.arg());
+}
+}  // namespace
 
 std::string print_node(const UOp& u) {
   std::string s = std::string(op_name(u.op())) + " " + u.dtype().name();
-  if (!std::holds_alternative<std::monostate>(u.arg())) s += " arg=" + arg_to_string(u.arg());
+  if (!std::holds_alternative<std::monostate>(u.arg())) s += " arg=" + arg_text(u);
   if (u.tag() != UOp::kNoTag) s += " tag=" + std::to_string(u.tag());
   if (!u.src().empty()) s += " (" + std::to_string(u.src().size()) + " src" + (u.src().size() == 1 ? ")" : "s)");
   return s;
@@ -19,7 +27,7 @@ std::string print_graph(const UOp& root) {
     size_t n = id.size();
     id[u.get()] = n;
     out += "%" + std::to_string(n) + " = " + std::string(op_name(u.op())) + " " + u.dtype().name();
-    if (!std::holds_alternative<std::monostate>(u.arg())) out += " " + arg_to_string(u.arg());
+    if (!std::holds_alternative<std::monostate>(u.arg())) out += " " + arg_text(u);
     if (u.tag() != UOp::kNoTag) out += " tag=" + std::to_string(u.tag());
     if (const IntTuple* sh = u.shape(); sh && !sh->empty()) out += " shape=" + arg_to_string(Arg(*sh));
     if (!u.src().empty()) {
@@ -51,7 +59,7 @@ std::string render_expr(const UOp& root) {
   for (const UOp& u : root.toposort()) {
     std::string r;
     auto a = [&](size_t i) { return s[u.src(i).get()]; };
-    if (u.op() == Ops::CONST) r = arg_to_string(u.arg());
+    if (u.op() == Ops::CONST) r = arg_text(u);
     else if (u.op() == Ops::PARAM && std::get_if<ParamArg>(&u.arg())) r = std::get<ParamArg>(u.arg()).name;
     else if (u.op() == Ops::RANGE) r = "r" + std::to_string(std::get<RangeArg>(u.arg()).axis);
     else if (const char* op = infix(u.op()); op && u.src().size() == 2) r = "(" + a(0) + op + a(1) + ")";
