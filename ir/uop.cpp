@@ -212,6 +212,16 @@ int64_t prod(const IntTuple& s) {
   return p;
 }
 
+// The element count of a requested shape: an error, not signed overflow (UB), when int64 cannot hold it.
+int64_t elements(Ops op, const IntTuple& shape) {
+  int64_t p = 1;
+  for (int64_t d : shape) {
+    if (d < 0) fail(op, "shape " + shape_str(shape) + " has a negative dimension");
+    if (__builtin_mul_overflow(p, d, &p)) fail(op, "shape " + shape_str(shape) + " has more elements than int64 holds");
+  }
+  return p;
+}
+
 void validate_alu(Ops op, DType dtype, const std::vector<UOp>& src) {
   size_t n = group::Unary.contains(op) ? 1 : group::Binary.contains(op) ? 2 : 3;
   expect_srcs(op, src, n);
@@ -277,7 +287,11 @@ bool derive_shape(Ops op, const std::vector<UOp>& src, const Arg& arg, IntTuple&
   switch (op) {
     case Ops::CONST: out = {}; return true;
     case Ops::BUFFER:
-      if (const int64_t* n = std::get_if<int64_t>(&arg)) { out = {*n}; return true; }
+      if (const int64_t* n = std::get_if<int64_t>(&arg)) {
+        if (*n < 0) fail(op, "size " + std::to_string(*n) + " is negative, expected a size >= 0");
+        out = {*n};
+        return true;
+      }
       return false;
     case Ops::CONTIGUOUS: case Ops::CONTIGUOUS_BACKWARD: case Ops::DETACH: case Ops::COPY: case Ops::CAST:
     case Ops::BITCAST:
@@ -319,9 +333,7 @@ bool derive_shape(Ops op, const std::vector<UOp>& src, const Arg& arg, IntTuple&
   size_t nd = in->size();
   switch (op) {
     case Ops::RESHAPE:
-      for (int64_t d : a)
-        if (d < 0) fail(op, "shape " + shape_str(a) + " has a negative dimension");
-      if (prod(a) != prod(*in))
+      if (elements(op, a) != prod(*in))
         fail(op, std::to_string(prod(*in)) + " elements cannot become shape " + shape_str(a));
       out = a;
       return true;
@@ -338,6 +350,7 @@ bool derive_shape(Ops op, const std::vector<UOp>& src, const Arg& arg, IntTuple&
     }
     case Ops::EXPAND:
       if (a.size() != nd) fail(op, "shape " + shape_str(*in) + " cannot expand to " + shape_str(a) + ": ranks differ");
+      elements(op, a);
       for (size_t i = 0; i < nd; i++)
         if ((*in)[i] != a[i] && (*in)[i] != 1)
           fail(op, "shape " + shape_str(*in) + " cannot expand to " + shape_str(a) + ": axis " + std::to_string(i) +
@@ -349,7 +362,8 @@ bool derive_shape(Ops op, const std::vector<UOp>& src, const Arg& arg, IntTuple&
       out = *in;
       for (size_t i = 0; i < nd; i++) {
         if (a[2 * i] < 0 || a[2 * i + 1] < 0) fail(op, "padding " + shape_str(a) + " has a negative amount");
-        out[i] += a[2 * i] + a[2 * i + 1];
+        if (__builtin_add_overflow(out[i], a[2 * i], &out[i]) || __builtin_add_overflow(out[i], a[2 * i + 1], &out[i]))
+          fail(op, "padding " + shape_str(a) + " makes axis " + std::to_string(i) + " larger than int64 holds");
       }
       return true;
     }
@@ -606,7 +620,11 @@ UOp UOp::alu(Ops op, const UOp& b) const { return infer(op, {*this, b}); }
 UOp UOp::alu(Ops op) const { return infer(op, {*this}); }
 UOp UOp::cast(DType dt) const { return dt == dtype() ? *this : make(Ops::CAST, dt, {*this}); }
 UOp UOp::bitcast(DType dt) const { return make(Ops::BITCAST, dt, {*this}); }
-UOp UOp::logical_not() const { return ne(const_(dtype(), true)); }
+UOp UOp::logical_not() const {
+  // on an integer, x != 1 would be built silently: a bug at the call site, so say so
+  if (!dtype().is_bool()) fail(Ops::CMPNE, "logical_not of " + dtype().name() + ", expected bool");
+  return ne(const_(dtype(), true));
+}
 UOp UOp::where(const UOp& t, const UOp& f) const { return infer(Ops::WHERE, {*this, t, f}); }
 UOp UOp::minimum(const UOp& b) const {
   if (dtype().is_unsigned() || dtype().is_bool()) return lt(b).where(*this, b);
