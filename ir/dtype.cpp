@@ -54,7 +54,6 @@ Mask ancestors(S s) {
   return out;
 }
 
-
 }  // namespace
 
 DType DType::vec(int n) const {

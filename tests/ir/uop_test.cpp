@@ -121,6 +121,21 @@ TEST(UOpTest, ContentKeyOfAFixedGraphIsPinned) {
   EXPECT_EQ(e.key().hex(), "87ca2458f3f050a567dd355e972ba877");
 }
 
+// Every kind of arg in one graph, pinned for the same reason as above.
+TEST(UOpTest, ContentKeyOfEveryArgKindIsPinned) {
+  UOp buf = UOp::make(Ops::BUFFER, dtypes::float32, {}, int64_t{6});                            // int64_t
+  UOp r = UOp::make(Ops::RESHAPE, dtypes::float32, {buf}, IntTuple{2, 3});                      // IntTuple
+  UOp red = UOp::make(Ops::REDUCE, dtypes::float32, {r}, ReduceArg{Ops::MAX, {1}});             // ReduceArg
+  UOp rng = UOp::range(4, 2, AxisType::REDUCE, dtypes::int32);                                  // RangeArg
+  UOp special = UOp::make(Ops::SPECIAL, dtypes::int32, {UOp::const_(dtypes::int32, 8)}, std::string("gidx0"));
+  UOp param = UOp::make(Ops::PARAM, dtypes::float32, {}, ParamArg{1, AddrSpace::GLOBAL, "out", 0, 0});
+  UOp sink = UOp::sink({red, rng, special, param, UOp::const_(dtypes::float16, -1.5), UOp::const_(dtypes::bool_, true),
+                        UOp::invalid(), UOp::make(Ops::NOOP, dtypes::void_, {}, Ops::ADD),
+                        UOp::const_(dtypes::float32.vec(4), 0.0)});
+  EXPECT_EQ(sink.key().hex(), "b40e24ee1c175a27ed6cd07ee73445b8");
+  EXPECT_EQ(sink.with_tag(9).key(), sink.key());
+}
+
 TEST(UOpTest, ContentKeyDoesNotDependOnConstructionOrder) {
   ContentKey k1, k2;
   {
