@@ -14,8 +14,14 @@ UOp rebuild_with_src(const UOp& u, std::vector<UOp> src) {
   bool dtypes_changed = false;
   for (size_t i = 0; i < src.size() && i < u.src().size(); i++) dtypes_changed |= src[i].dtype() != u.src(i).dtype();
   Ops op = u.op();
-  bool follows_src = (group::ALU.contains(op) || group::Movement.contains(op) || op == Ops::REDUCE || op == Ops::AFTER) && !src.empty();
-  DType dt = dtypes_changed && follows_src ? UOp::derive_dtype(op, src, u.arg()) : u.dtype();
+  DType dt = u.dtype();
+  if (dtypes_changed && op != Ops::CAST && op != Ops::BITCAST) {
+    try {
+      dt = UOp::derive_dtype(op, src, u.arg());  // ops whose dtype follows their sources
+    } catch (const std::invalid_argument&) {
+      // ops with a dtype of their own (CONST, BUFFER, PARAM, ...) keep it
+    }
+  }
   return UOp::make(op, dt, std::move(src), u.arg(), u.tag());
 }
 

@@ -34,6 +34,13 @@ I floor_div(I a, I b) {
   return q;
 }
 I abs128(I v) { return v < 0 ? -v : v; }
+// Products of uint64-sized values overflow 128 bits: modulo 2^128 (enough for ring()), or saturated for checks.
+I mul_wrap(I a, I b) { return static_cast<I>(static_cast<unsigned __int128>(a) * static_cast<unsigned __int128>(b)); }
+I mul_sat(I a, I b) {
+  I r;
+  if (!__builtin_mul_overflow(a, b, &r)) return r;
+  return ((a < 0) != (b < 0)) ? -(static_cast<I>(1) << 126) : (static_cast<I>(1) << 126);
+}
 I gcd128(I a, I b) {
   a = abs128(a); b = abs128(b);
   while (b) { I t = a % b; a = b; b = t; }
@@ -63,7 +70,10 @@ bool linearize(const UOp& root, bool exact_mode, Linear& out) {
     Ops op = u->op();
     bool flat = op == Ops::ADD || op == Ops::SUB || op == Ops::NEG ||
                 (op == Ops::MUL && (int_const(u->src(0)) || int_const(u->src(1))));
-    if (auto c = int_const(*u)) { out.k += scale * *c; continue; }
+    if (auto c = int_const(*u)) {
+      out.k += exact_mode ? mul_sat(scale, *c) : ring(dt, mul_wrap(scale, *c));
+      continue;
+    }
     if (!flat) { out.terms.push_back({*u, scale}); continue; }
     if (exact_mode && !exact(*u)) return false;
     switch (op) {
@@ -73,11 +83,13 @@ bool linearize(const UOp& root, bool exact_mode, Linear& out) {
       default: {
         bool c1 = int_const(u->src(1)).has_value();
         I c = *int_const(u->src(c1 ? 1 : 0));
-        stack.push_back({&u->src(c1 ? 0 : 1), scale * c});
+        I next = exact_mode ? mul_sat(scale, c) : ring(dt, mul_wrap(scale, c));
+        if (exact_mode && abs128(next) > (static_cast<I>(1) << 100)) return false;
+        stack.push_back({&u->src(c1 ? 0 : 1), next});
       }
     }
     if (!exact_mode) out.k = ring(dt, out.k);
-    else if (abs128(scale) > (static_cast<I>(1) << 100)) return false;
+    else if (abs128(out.k) > (static_cast<I>(1) << 100)) return false;
   }
   if (!exact_mode) out.k = ring(dt, out.k);
   return true;
@@ -112,7 +124,7 @@ void recombine_div_mod(DType dt, std::vector<Term>& terms) {
     for (size_t j = 0; j < terms.size(); j++) {
       const UOp& div = terms[j].factor;
       if (div.op() == Ops::FLOORDIV && div.src(0) == mod.src(0) && div.src(1) == mod.src(1) &&
-          ring(dt, terms[j].coef) == ring(dt, terms[i].coef * c)) {
+          ring(dt, terms[j].coef) == ring(dt, mul_wrap(terms[i].coef, c))) {
         Term whole{mod.src(0), terms[i].coef};
         terms.erase(terms.begin() + std::max(i, j));
         terms.erase(terms.begin() + std::min(i, j));
@@ -328,7 +340,7 @@ std::vector<Rule> full_rules() {
        [](const Match& m) {
          I a = *int_const(m["a"]), c = *int_const(m["c"]);
          DType dt = m["x"].dtype();
-         return fits(dt, a * c) ? UOp::make(Ops::FLOORDIV, dt, {m["x"], iconst(dt, a * c)}) : UOp();
+         return fits(dt, mul_sat(a, c)) ? UOp::make(Ops::FLOORDIV, dt, {m["x"], iconst(dt, a * c)}) : UOp();
        }, "(x//a)//c"},
       {UPat(Ops::FLOORMOD, {UPat(Ops::FLOORMOD, {int_var("x"), ipos("a")}), ipos("c")}),
        [](const Match& m) {
@@ -351,7 +363,7 @@ std::vector<Rule> full_rules() {
        [](const Match& m) {
          I c = *int_const(m["c"]), d = *int_const(m["d"]);
          DType dt = m["x"].dtype();
-         return fits(dt, c * d) ? UOp::make(Ops::CMPLT, m.root().dtype(), {m["x"], iconst(dt, c * d)}) : UOp();
+         return fits(dt, mul_sat(c, d)) ? UOp::make(Ops::CMPLT, m.root().dtype(), {m["x"], iconst(dt, c * d)}) : UOp();
        }, "x//d < c"},
       {UPat(Ops::CMPLT, {int_var("x"), icst("c")}), fold_lt_linear, "linear < c"},
       {UPat(OpSet{Ops::CMPNE, Ops::CMPEQ}, {int_var("x"), icst("c")}), fold_ne_eq_linear, "linear != c"},

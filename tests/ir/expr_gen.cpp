@@ -54,7 +54,7 @@ std::vector<UOp> variables_of(const UOp& root) {
 
 UOp ExprGen::next() {
   static constexpr DType kTypes[] = {dtypes::int32, dtypes::int32, dtypes::int32, dtypes::int64, dtypes::weakint,
-                                     dtypes::int8, dtypes::uint32, dtypes::int16};
+                                     dtypes::int8, dtypes::uint32, dtypes::int16, dtypes::uint64, dtypes::uint8};
   dt_ = kTypes[pick(0, std::size(kTypes) - 1)];
   vars_.clear();
   int nvars = static_cast<int>(pick(1, 3));
@@ -130,16 +130,16 @@ UOp ExprGen::gen(int depth) {
 
 std::vector<Assignment> assignments(const std::vector<UOp>& vars, size_t limit, std::mt19937_64& rng) {
   std::vector<Assignment> out;
-  size_t total = 1;
+  __int128 total = 1;  // variables may span all of int64
   for (const UOp& v : vars) {
     const ParamArg& p = std::get<ParamArg>(v.arg());
-    total *= static_cast<size_t>(p.vmax - p.vmin + 1);
-    if (total > limit) break;
+    total *= static_cast<__int128>(p.vmax) - p.vmin + 1;
+    if (total > static_cast<__int128>(limit)) break;
   }
-  if (total <= limit) {
+  if (total <= static_cast<__int128>(limit)) {
     std::vector<int64_t> cur;
     for (const UOp& v : vars) cur.push_back(std::get<ParamArg>(v.arg()).vmin);
-    for (size_t n = 0; n < total; n++) {
+    for (__int128 n = 0; n < total; n++) {
       out.push_back({vars, cur});
       for (size_t i = 0; i < vars.size(); i++) {
         if (++cur[i] <= std::get<ParamArg>(vars[i].arg()).vmax) break;

@@ -135,6 +135,13 @@ TEST_F(SymbolicTest, RulesThatNeedExactArithmeticRespectWraparound) {
   EXPECT_EQ(simplify((b * 4).floordiv(4)), b);
 }
 
+TEST_F(SymbolicTest, Uint64CoefficientsWrapWithoutOverflowingTheArithmetic) {
+  UOp u = UOp::variable("u", 0, 5, dtypes::uint64);
+  UOp m3 = UOp::const_(dtypes::uint64, int64_t{-3}), m6 = UOp::const_(dtypes::uint64, int64_t{-6});  // 2^64-3, 2^64-6
+  EXPECT_EQ(simplify((u * m3) * m6), simplify(u * 18));   // (2^64-3)(2^64-6) = 18 modulo 2^64
+  EXPECT_EQ(simplify((u + m3) * m6), simplify(u * m6 + 18));
+}
+
 TEST_F(SymbolicTest, FoldsWhere) {
   UOp t = UOp::const_(dtypes::bool_, true), f = UOp::const_(dtypes::bool_, false);
   EXPECT_EQ(simplify(t.where(x, y)), x);
