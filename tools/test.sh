@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# Every test: installs what is missing, builds build/asan (ASan + UBSan, warnings are errors) and runs all ctest
-# tests there, then builds build/release and runs the benchmarks registered with the label `bench`.
-# Exits non-zero when a build or a test fails.
+# Every test: installs what is missing, builds build/release and runs the benchmarks registered with the label
+# `bench` there (figures only), then builds build/asan (ASan + UBSan, warnings are errors) and runs every ctest
+# test there. The tests run last so that ctest's closing summary counts all of them.
+# Exits non-zero when a build, a benchmark or a test fails.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$DOORBELL_ROOT"
 
 doorbell_install_packages
-doorbell_build build/asan "${DOORBELL_ASAN_OPTIONS[@]}"
 
+doorbell_build build/release "${DOORBELL_RELEASE_OPTIONS[@]}"
+bench_list="$(ctest --test-dir build/release -N -L bench)"
+if [[ "$bench_list" == *"Total Tests: 0"* ]]; then
+  doorbell_say "no benchmarks registered (ctest label bench) in build/release"
+else
+  doorbell_say "running the benchmarks (ctest label bench) in build/release; JSON in build/release/bench-results/"
+  ctest --test-dir build/release -L bench -V
+fi
+
+doorbell_build build/asan "${DOORBELL_ASAN_OPTIONS[@]}"
 doorbell_say "running every test in build/asan"
 ctest_status=0
-ctest --test-dir build/asan --output-on-failure -j2 || ctest_status=$?
+ctest --test-dir build/asan --output-on-failure -j2 | tee build/asan/ctest-output.txt || ctest_status=$?
 
 # ctest names skipped tests but not why; each DOORBELL_REQUIRE_DEVICE skip says what is missing.
 skips="$(grep -A1 ': Skipped$' build/asan/Testing/Temporary/LastTest.log 2>/dev/null | grep -v -e '^--$' || true)"
@@ -19,16 +29,15 @@ if [[ -n "$skips" ]]; then
   doorbell_say "why tests were skipped:"
   echo "$skips"
 fi
+# One plain closing line: ctest counts skipped tests as passed, this line does not.
+summary="$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' build/asan/ctest-output.txt | tail -1 || true)"
+if [[ -n "$summary" ]]; then
+  failed="$(sed -E 's/.* ([0-9]+) tests? failed out of.*/\1/' <<<"$summary")"
+  total="$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$summary")"
+  skipped="$(grep -c ' (Skipped)$' build/asan/ctest-output.txt || true)"
+  echo "tests: $((total - failed - skipped)) passed, $failed failed, $skipped skipped"
+fi
 if [[ $ctest_status -ne 0 ]]; then
   echo "doorbell: tests failed in build/asan (ctest exit code $ctest_status)" >&2
   exit "$ctest_status"
-fi
-
-doorbell_build build/release "${DOORBELL_RELEASE_OPTIONS[@]}"
-bench_list="$(ctest --test-dir build/release -N -L bench)"
-if [[ "$bench_list" == *"Total Tests: 0"* ]]; then
-  doorbell_say "no benchmarks registered (ctest label bench) in build/release"
-else
-  doorbell_say "running the benchmarks (ctest label bench) in build/release"
-  ctest --test-dir build/release -L bench -V
 fi
