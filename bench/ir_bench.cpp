@@ -130,5 +130,13 @@ void BM_Baseline_Toposort_IndexMath100k(benchmark::State& state) {
 }
 BENCHMARK(BM_Baseline_Toposort_IndexMath100k)->Unit(benchmark::kMillisecond);
 
+void BM_Baseline_Toposort_Chain100k(benchmark::State& state) {
+  UOp g = chain_graph();
+  size_t nodes = g.toposort().size();
+  for (auto _ : state) benchmark::DoNotOptimize(g.toposort().size());
+  report_nodes(state, nodes);
+}
+BENCHMARK(BM_Baseline_Toposort_Chain100k)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace doorbell
