@@ -8,7 +8,7 @@ namespace doorbell {
 
 // X(name): one entry per op, in stage order.
 #define DOORBELL_OPS(X)                                                                                   \
-  /* defines */ X(SPECIAL) X(BUFFER)                                                                      \
+  /* defines */ X(SPECIAL) X(BUFFER) X(UNIQUE) X(DEVICE)                                                   \
   /* structure */ X(NOOP) X(REWRITE_ERROR) X(PARAM) X(FUNCTION) X(CALL)                                   \
   /* program level */ X(PROGRAM) X(LINEAR) X(SOURCE) X(BINARY)                                            \
   /* ordering */ X(SINK) X(AFTER) X(GROUP)                                                                \

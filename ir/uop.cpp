@@ -294,7 +294,7 @@ bool derive_shape(Ops op, const std::vector<UOp>& src, const Arg& arg, IntTuple&
       }
       return false;
     case Ops::CONTIGUOUS: case Ops::CONTIGUOUS_BACKWARD: case Ops::DETACH: case Ops::COPY: case Ops::CAST:
-    case Ops::BITCAST:
+    case Ops::BITCAST: case Ops::AFTER:
       if (!in) return false;
       out = *in;
       return true;
@@ -432,6 +432,18 @@ void validate(Ops op, DType dtype, const std::vector<UOp>& src, const Arg& arg) 
     case Ops::SINK:
       if (!dtype.is_void()) fail(op, "dtype " + dtype.name() + ", expected void");
       return;
+    case Ops::UNIQUE:  // a buffer's identity
+      expect_srcs(op, src, 0);
+      expect_arg<int64_t>(op, arg, "an integer id");
+      return;
+    case Ops::DEVICE:
+      expect_srcs(op, src, 0);
+      expect_arg<std::string>(op, arg, "a device name");
+      return;
+    case Ops::AFTER:
+      if (src.empty()) fail(op, "expected the value it passes through as source 0");
+      if (dtype != src[0].dtype()) fail(op, "dtype " + dtype.name() + " differs from its source's " + src[0].dtype().name());
+      return;
     default: return;  // ops of later stages: their passes check them
   }
 }
@@ -457,7 +469,7 @@ DType UOp::derive_dtype(Ops op, const std::vector<UOp>& src, const Arg& arg) {
     return src[0].dtype();
   }
   switch (op) {
-    case Ops::SINK: case Ops::STORE: case Ops::END: case Ops::ENDIF: case Ops::IF: case Ops::BARRIER: case Ops::NOOP:
+    case Ops::SINK: case Ops::STORE: case Ops::UNIQUE: case Ops::DEVICE: case Ops::END: case Ops::ENDIF: case Ops::IF: case Ops::BARRIER: case Ops::NOOP:
     case Ops::GROUP: case Ops::LINEAR: case Ops::CALL: case Ops::PROGRAM:
       return dtypes::void_;
     default: fail(op, "cannot derive a dtype; pass one to UOp::make");
