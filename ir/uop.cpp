@@ -286,6 +286,9 @@ bool derive_shape(Ops op, const std::vector<UOp>& src, const Arg& arg, IntTuple&
   const IntTuple* in = src.empty() ? nullptr : src[0].shape();
   switch (op) {
     case Ops::CONST: out = {}; return true;
+    case Ops::PARAM:  // a buffer parameter: [vmin, vmax] are its valid element indices
+      if (const ParamArg* p = std::get_if<ParamArg>(&arg); p && p->addrspace == AddrSpace::GLOBAL) { out = {p->vmax + 1}; return true; }
+      return false;
     case Ops::BUFFER:
       if (const int64_t* n = std::get_if<int64_t>(&arg)) {
         if (*n < 0) fail(op, "size " + std::to_string(*n) + " is negative, expected a size >= 0");

@@ -1,0 +1,62 @@
+#include "hcq/host_buffers.h"
+
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+namespace doorbell {
+namespace {
+
+struct Store {
+  std::mutex mu;
+  std::unordered_map<int64_t, std::vector<std::byte>> bytes;
+};
+Store& store() {
+  static Store* s = new Store();  // never destroyed: tensors in static objects may outlive main
+  return *s;
+}
+
+int64_t count_of(const UOp& b) { return b.arg_as<int64_t>(); }
+
+void check_buffer(const UOp& b) {
+  if (!b || b.op() != Ops::BUFFER || b.src().empty())
+    throw std::invalid_argument("buffer_bytes: expected a BUFFER, got " + (b ? std::string(op_name(b.op())) : std::string("a null UOp")));
+}
+
+}  // namespace
+
+std::span<std::byte> buffer_bytes(const UOp& b) {
+  check_buffer(b);
+  size_t nbytes = static_cast<size_t>(count_of(b)) * b.dtype().itemsize();
+  if (b.src(0).op() == Ops::BUFFER) {  // a view into an arena
+    std::span<std::byte> arena = buffer_bytes(b.src(0));
+    int64_t offset = std::get<int64_t>(b.src(1).arg());
+    if (offset < 0 || static_cast<size_t>(offset) + nbytes > arena.size())
+      throw std::invalid_argument("buffer_bytes: view at byte " + std::to_string(offset) + " of " + std::to_string(nbytes) +
+                                  " bytes lies outside its arena of " + std::to_string(arena.size()) + " bytes");
+    return arena.subspan(static_cast<size_t>(offset), nbytes);
+  }
+  if (b.src(0).op() != Ops::UNIQUE) throw std::invalid_argument("buffer_bytes: BUFFER without a UNIQUE identity");
+  int64_t id = b.src(0).arg_as<int64_t>();
+  std::lock_guard lock(store().mu);
+  std::vector<std::byte>& v = store().bytes[id];
+  if (v.size() < nbytes) v.resize(nbytes);
+  return std::span<std::byte>(v.data(), nbytes);
+}
+
+bool buffer_allocated(const UOp& b) {
+  check_buffer(b);
+  if (b.src(0).op() == Ops::BUFFER) return buffer_allocated(b.src(0));
+  std::lock_guard lock(store().mu);
+  return store().bytes.count(b.src(0).arg_as<int64_t>()) != 0;
+}
+
+void free_buffer(const UOp& b) {
+  check_buffer(b);
+  if (b.src(0).op() != Ops::UNIQUE) return;
+  std::lock_guard lock(store().mu);
+  store().bytes.erase(b.src(0).arg_as<int64_t>());
+}
+
+}  // namespace doorbell

@@ -1,0 +1,18 @@
+// Host storage behind BUFFER UOps, until device allocators exist (the CPU end-to-end issue): bytes keyed by the
+// buffer's UNIQUE id, allocated on first use (contents unspecified: Tensor.empty promises nothing).
+// A memory-planned view BUFFER(arena, CONST byte_offset) resolves to its arena's bytes at that offset.
+#pragma once
+#include <cstddef>
+#include <span>
+
+#include "ir/uop.h"
+
+namespace doorbell {
+
+// The host bytes of a BUFFER (count * itemsize of its dtype). Throws std::invalid_argument for a non-buffer.
+std::span<std::byte> buffer_bytes(const UOp& buffer);
+bool buffer_allocated(const UOp& buffer);
+// Frees the storage of a buffer (no-op when it has none).
+void free_buffer(const UOp& buffer);
+
+}  // namespace doorbell

@@ -1,0 +1,168 @@
+#include "hcq/run_linear.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "hcq/host_buffers.h"
+#include "ir/exec_alu.h"
+#include "ir/printer.h"
+
+namespace doorbell {
+namespace {
+
+ConstValue read_element(DType dt, const std::byte* p) {
+  auto get = [&](auto v) { std::memcpy(&v, p, sizeof v); return v; };
+  switch (dt.scalar_type) {
+    case ScalarType::Bool: return get(uint8_t{}) != 0;
+    case ScalarType::Int8: return int64_t{get(int8_t{})};
+    case ScalarType::Int16: return int64_t{get(int16_t{})};
+    case ScalarType::Int32: return int64_t{get(int32_t{})};
+    case ScalarType::Int64: return get(int64_t{});
+    case ScalarType::UInt8: return int64_t{get(uint8_t{})};
+    case ScalarType::UInt16: return int64_t{get(uint16_t{})};
+    case ScalarType::UInt32: return int64_t{get(uint32_t{})};
+    case ScalarType::UInt64: return static_cast<int64_t>(get(uint64_t{}));
+    case ScalarType::Float16: return static_cast<double>(half_bits_to_float(get(uint16_t{})));
+    case ScalarType::BFloat16: return static_cast<double>(bfloat16_bits_to_float(get(uint16_t{})));
+    case ScalarType::Float32: return static_cast<double>(get(float{}));
+    case ScalarType::Float64: return get(double{});
+    default: throw std::invalid_argument("run_linear: cannot load " + dt.name());
+  }
+}
+
+void write_element(DType dt, std::byte* p, const ConstValue& v) {
+  auto put = [&](auto x) { std::memcpy(p, &x, sizeof x); };
+  std::optional<ConstValue> c = convert_value(dt, v);
+  if (!c) throw std::runtime_error("run_linear: a value out of range for " + dt.name() + " was stored");
+  switch (dt.scalar_type) {
+    case ScalarType::Bool: put(static_cast<uint8_t>(std::get<bool>(*c))); break;
+    case ScalarType::Int8: case ScalarType::UInt8: put(static_cast<uint8_t>(std::get<int64_t>(*c))); break;
+    case ScalarType::Int16: case ScalarType::UInt16: put(static_cast<uint16_t>(std::get<int64_t>(*c))); break;
+    case ScalarType::Int32: case ScalarType::UInt32: put(static_cast<uint32_t>(std::get<int64_t>(*c))); break;
+    case ScalarType::Int64: case ScalarType::UInt64: put(std::get<int64_t>(*c)); break;
+    case ScalarType::Float16: put(float_to_half_bits(static_cast<float>(std::get<double>(*c)))); break;
+    case ScalarType::BFloat16: put(float_to_bfloat16_bits(static_cast<float>(std::get<double>(*c)))); break;
+    case ScalarType::Float32: put(static_cast<float>(std::get<double>(*c))); break;
+    case ScalarType::Float64: put(std::get<double>(*c)); break;
+    default: throw std::invalid_argument("run_linear: cannot store " + dt.name());
+  }
+}
+
+int64_t as_index(const ConstValue& v) {
+  if (const int64_t* i = std::get_if<int64_t>(&v)) return *i;
+  if (const bool* b = std::get_if<bool>(&v)) return *b;
+  throw std::runtime_error("run_linear: a float value used as an index");
+}
+
+// One kernel: the body is walked per element; RANGE values live in `env`, and values computed for the current
+// range values are memoized until a range changes.
+class KernelInterpreter {
+ public:
+  KernelInterpreter(const UOp& call) : call_(call) {
+    for (size_t i = 1; i < call.src().size(); i++) buffers_.push_back(buffer_bytes(call.src(i)));
+  }
+
+  void run() { exec(call_.src(0)); }
+
+ private:
+  void exec(const UOp& u) {
+    switch (u.op()) {
+      case Ops::SINK: for (const UOp& s : u.src()) exec(s); return;
+      case Ops::END: loop(u, 1, [&] { exec(u.src(0)); }); return;
+      case Ops::STORE: {
+        auto [dt, p] = element(u.src(0));
+        if (p) write_element(dt, p, eval(u.src(1)));
+        return;
+      }
+      default: throw std::runtime_error("run_linear: cannot execute " + print_node(u));
+    }
+  }
+
+  template <class F> void loop(const UOp& u, size_t first, const F& body) {
+    if (first == u.src().size()) { body(); return; }
+    const UOp& r = u.src(first);
+    int64_t end = as_index(eval(r.src(0)));
+    for (int64_t i = 0; i < end; i++) {
+      env_[r.get()] = i;
+      generation_++;
+      loop(u, first + 1, body);
+    }
+    env_.erase(r.get());
+    generation_++;
+  }
+
+  // The element an INDEX names, or a null pointer when its validity is false.
+  std::pair<DType, std::byte*> element(const UOp& index) {
+    const ParamArg& p = std::get<ParamArg>(index.src(0).arg());
+    DType dt = index.src(0).dtype();
+    if (index.src().size() > 2 && !std::get<bool>(eval(index.src(2)))) return {dt, nullptr};
+    int64_t i = as_index(eval(index.src(1)));
+    std::span<std::byte> bytes = buffers_.at(p.slot);
+    int64_t count = static_cast<int64_t>(bytes.size()) / dt.itemsize();
+    if (i < 0 || i >= count)
+      throw std::runtime_error("run_linear: kernel index " + std::to_string(i) + " is outside buffer slot " + std::to_string(p.slot) +
+                               " of " + std::to_string(count) + " elements");
+    return {dt, bytes.data() + i * dt.itemsize()};
+  }
+
+  ConstValue eval(const UOp& u) {
+    if (u.op() == Ops::CONST) return u.const_value();
+    if (u.op() == Ops::RANGE) return env_.at(u.get());
+    auto it = memo_.find(u.get());
+    if (it != memo_.end() && it->second.first == generation_) return it->second.second;
+    ConstValue v = compute(u);
+    memo_[u.get()] = {generation_, v};
+    return v;
+  }
+
+  ConstValue compute(const UOp& u) {
+    switch (u.op()) {
+      case Ops::LOAD: {
+        auto [dt, p] = element(u.src(0));
+        return p ? read_element(dt, p) : *convert_value(dt, int64_t{0});
+      }
+      case Ops::REDUCE: {
+        Ops op = u.arg_as<ReduceArg>().op;
+        std::optional<ConstValue> acc;
+        DType dts[2] = {u.dtype(), u.dtype()};
+        loop(u, 1, [&] {
+          ConstValue x = eval(u.src(0));
+          if (!acc) { acc = x; return; }
+          ConstValue vals[2] = {*acc, x};
+          acc = exec_alu(op, u.dtype(), vals, dts);
+        });
+        if (acc) return *acc;
+        throw std::runtime_error("run_linear: REDUCE over an empty range");
+      }
+      default: break;
+    }
+    if (!group::Elementwise.contains(u.op())) throw std::runtime_error("run_linear: cannot evaluate " + print_node(u));
+    std::vector<ConstValue> vals;
+    std::vector<DType> dts;
+    for (const UOp& s : u.src()) { vals.push_back(eval(s)); dts.push_back(s.dtype()); }
+    std::optional<ConstValue> r = exec_alu(u.op(), u.dtype(), vals, dts);
+    if (!r) throw std::runtime_error("run_linear: " + std::string(op_name(u.op())) + " is undefined for its operands (division by zero or a shift out of range)");
+    return *r;
+  }
+
+  UOp call_;
+  std::vector<std::span<std::byte>> buffers_;
+  std::unordered_map<const UOpNode*, int64_t> env_;
+  std::unordered_map<const UOpNode*, std::pair<uint64_t, ConstValue>> memo_;
+  uint64_t generation_ = 0;
+};
+
+}  // namespace
+
+void run_linear(const UOp& linear) {
+  if (!linear || linear.op() != Ops::LINEAR)
+    throw std::invalid_argument("run_linear: expected a LINEAR, got " + (linear ? print_node(linear) : std::string("a null UOp")));
+  for (const UOp& call : linear.src()) {
+    if (call.op() != Ops::CALL || call.src().empty() || call.src(0).op() != Ops::SINK)
+      throw std::invalid_argument("run_linear: expected CALL(SINK, buffers...), got " + print_node(call));
+    KernelInterpreter(call).run();
+  }
+}
+
+}  // namespace doorbell

@@ -1,0 +1,409 @@
+#include "scheduler/rangeify.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/printer.h"
+#include "ir/symbolic.h"
+#include "scheduler/schedule.h"
+
+namespace doorbell {
+
+bool is_storage(const UOp& u) {
+  if (u.op() == Ops::BUFFER) return !u.src().empty() && u.src(0).op() == Ops::UNIQUE;
+  if (u.op() == Ops::PARAM) {
+    const ParamArg* p = std::get_if<ParamArg>(&u.arg());
+    return p && p->addrspace == AddrSpace::GLOBAL;
+  }
+  return false;
+}
+
+namespace {
+
+using Idx = std::vector<UOp>;
+constexpr int kNoOverride = -2;
+
+UOp wconst(int64_t v) { return UOp::const_(dtypes::weakint, v); }
+
+const IntTuple& shape_of(const UOp& u) {
+  if (const IntTuple* s = u.shape()) return *s;
+  throw std::runtime_error("rangeify: " + print_node(u) + " has no tensor shape");
+}
+
+int64_t prod(const IntTuple& s) {
+  int64_t p = 1;
+  for (int64_t d : s) p *= d;
+  return p;
+}
+
+int64_t storage_count(const UOp& s) {
+  if (s.op() == Ops::BUFFER) return s.arg_as<int64_t>();
+  return std::get<ParamArg>(s.arg()).vmax + 1;
+}
+
+// Row-major flat index of idx in shape.
+UOp flat_index(const Idx& idx, const IntTuple& shape) {
+  UOp flat = wconst(0);
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1) flat = flat + idx[i] * stride;
+    stride *= shape[i];
+  }
+  return flat;
+}
+
+UOp and_valid(const UOp& a, const UOp& b) {
+  if (a.is_const_value(1)) return b;
+  if (b.is_const_value(1)) return a;
+  return a & b;
+}
+
+bool is_view_op(Ops op) { return group::Movement.contains(op) || op == Ops::DETACH || op == Ops::CONTIGUOUS_BACKWARD; }
+
+UOp reduce_identity(Ops op, DType dt) {
+  if (op == Ops::ADD) return UOp::const_(dt, int64_t{0});
+  if (op == Ops::MUL) return UOp::const_(dt, int64_t{1});
+  if (dt.is_float()) return UOp::const_(dt, -INFINITY);
+  return dt.is_bool() ? UOp::const_(dt, false) : UOp::const_(dt, static_cast<int64_t>(int_min(dt)));
+}
+
+class Rangeifier {
+ public:
+  explicit Rangeifier(const std::vector<UOp>& outputs) : outputs_(outputs) {}
+
+  KernelGraph run() {
+    analyze();
+    for (const UOp& n : order_)
+      if (realized_.count(n.get())) build_kernel(n);
+    for (const UOp& o : outputs_) {
+      if (auto it = location_.find(o.get()); it != location_.end()) graph_.becomes.emplace_back(o, it->second.view);
+      else graph_.becomes.emplace_back(o, o);  // already a view of storage
+    }
+    return std::move(graph_);
+  }
+
+ private:
+  struct Location {
+    UOp storage;
+    int producer;  // kernel that writes it
+    UOp view;      // the storage viewed in the value's shape
+  };
+
+  // ---- what is stored ---------------------------------------------------------------------------------
+
+  static bool is_plain_view_of_storage(const UOp& u) {  // a reshape chain over storage: nothing to compute
+    UOp v = u;
+    while (v.op() == Ops::RESHAPE) v = v.src(0);
+    return is_storage(v);
+  }
+
+  void analyze() {
+    std::vector<UOp> roots;
+    for (const UOp& o : outputs_)
+      if (!o.shape()) throw std::invalid_argument("schedule: output " + print_node(o) + " has no tensor shape");
+    order_ = UOp::sink(outputs_).toposort();
+    order_.pop_back();  // the SINK
+    std::unordered_set<const UOpNode*> in_graph;
+    for (const UOp& n : order_) in_graph.insert(n.get());
+    for (const UOp& n : order_) {
+      if (is_storage(n) || n.op() == Ops::UNIQUE || n.op() == Ops::DEVICE) continue;
+      if (n.op() == Ops::AFTER) {  // AFTER(target, STORE(target, value)): the kernel consumes value
+        check_assign(n);
+        add_consumer(n.src(1).src(1), n);
+        realized_.insert(n.get());
+        continue;
+      }
+      if (n.op() == Ops::STORE) continue;
+      for (const UOp& s : n.src()) add_consumer(s, n);
+      if (n.op() == Ops::CONTIGUOUS) realized_.insert(n.get());
+    }
+    for (const UOp& o : outputs_)
+      if (!is_plain_view_of_storage(o)) realized_.insert(o.get());
+    // Consumers first: a reduce is stored when its value is broadcast on the way to its kernel's output, or used
+    // by more than one consumer; otherwise it is computed inside its consumer's kernel.
+    std::unordered_map<const UOpNode*, bool> broadcast_downstream;
+    for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+      const UOp& n = *it;
+      bool flag = false;
+      for (const UOpNode* c : consumers_[n.get()]) {
+        if (realized_.count(c)) continue;
+        flag |= c->op == Ops::EXPAND || broadcast_downstream[c];
+      }
+      broadcast_downstream[n.get()] = flag;
+      if (n.op() == Ops::REDUCE && (flag || consumers_[n.get()].size() > 1)) realized_.insert(n.get());
+    }
+    for (const UOp& n : order_)
+      if (n.op() == Ops::AFTER) fix_store_hazard(n);
+  }
+
+  void add_consumer(const UOp& s, const UOp& n) {
+    auto& v = consumers_[s.get()];
+    if (std::find(v.begin(), v.end(), n.get()) == v.end()) v.push_back(n.get());
+  }
+
+  static void check_assign(const UOp& after) {
+    if (after.src().size() < 2 || after.src(1).op() != Ops::STORE || after.src(1).src().size() != 2 || !(after.src(1).src(0) == after.src(0)))
+      throw std::invalid_argument("schedule: expected an assign as AFTER(target, STORE(target, value)), got " + print_node(after));
+    for (UOp v = after.src(0);;) {
+      if (is_storage(v)) break;
+      if (v.op() == Ops::AFTER) { v = v.src(0); continue; }
+      if (v.op() == Ops::PAD || v.op() == Ops::EXPAND || !group::Movement.contains(v.op()))
+        throw std::invalid_argument("assign: the target must be a view of a buffer without PAD or EXPAND, got " + print_node(v));
+      v = v.src(0);
+    }
+    const IntTuple& ts = shape_of(after.src(0));
+    const IntTuple& vs = shape_of(after.src(1).src(1));
+    if (ts != vs) throw std::invalid_argument("assign: value shape " + arg_to_string(Arg(vs)) + " differs from target shape " + arg_to_string(Arg(ts)));
+  }
+
+  // An assign whose value reads its own target's storage through another view (a permute, flip, shifted
+  // shrink...) would read elements already overwritten: the value is stored to a temporary first.
+  void fix_store_hazard(const UOp& after) {
+    const UOp& target = after.src(0);
+    const UOp& value = after.src(1).src(1);
+    UOp base = target;
+    while (!is_storage(base)) base = base.src(0);
+    bool hazard = false;
+    std::vector<UOp> stack{value};
+    std::unordered_set<const UOpNode*> seen;
+    while (!stack.empty() && !hazard) {
+      UOp u = stack.back();
+      stack.pop_back();
+      if (!seen.insert(u.get()).second || u == target) continue;  // the target itself, element for element, is safe
+      if (u == base) { hazard = true; break; }
+      if (realized_.count(u.get()) && !(u == value)) continue;  // stored before this kernel runs
+      if (is_storage(u)) continue;
+      for (const UOp& s : u.src()) stack.push_back(s);
+    }
+    if (hazard) realized_.insert(value.get());
+  }
+
+  // ---- lowering one kernel ------------------------------------------------------------------------------
+
+  UOp param(const UOp& storage) {
+    auto [it, inserted] = slot_of_.emplace(storage.get(), static_cast<int64_t>(args_.size()));
+    if (inserted) args_.push_back(storage);
+    return UOp::make(Ops::PARAM, storage.dtype(), {}, ParamArg{it->second, AddrSpace::GLOBAL, "", 0, storage_count(storage) - 1});
+  }
+
+  void record_read(const UOp& storage, int producer) {
+    for (const StateRead& r : reads_)
+      if (r.storage == storage && r.producer == producer) return;
+    reads_.push_back({storage, producer});
+  }
+
+  UOp load(const UOp& storage, const UOp& addr, const UOp& valid, int producer) {
+    record_read(storage, producer);
+    UOp p = param(storage);
+    std::vector<UOp> src{p, addr};
+    if (!valid.is_const_value(1)) src.push_back(valid);
+    UOp index = UOp::make(Ops::INDEX, storage.dtype(), std::move(src));
+    return UOp::make(Ops::LOAD, storage.dtype(), {index});
+  }
+
+  // Where a movement view of storage lands: the storage, its element index, validity, and the state read.
+  struct Address {
+    UOp storage, index, valid;
+    int producer;
+  };
+
+  Address address(const UOp& view, const Idx& idx, int producer) {
+    UOp v = view;
+    Idx cur = idx;
+    while (!is_storage(v)) {
+      if (v.op() == Ops::AFTER) {
+        if (producer == kNoOverride) producer = location_.at(v.get()).producer;
+        v = v.src(0);
+        continue;
+      }
+      cur = move_index(v, cur, nullptr);
+      v = v.src(0);
+    }
+    return {v, cur[0], UOp::const_(dtypes::bool_, true), producer == kNoOverride ? -1 : producer};
+  }
+
+  // The index into node.src(0) for index idx into node; PAD also narrows `valid`.
+  Idx move_index(const UOp& node, const Idx& idx, UOp* valid) {
+    const IntTuple& out = shape_of(node);
+    const IntTuple& in = shape_of(node.src(0));
+    Idx r(in.size());
+    switch (node.op()) {
+      case Ops::RESHAPE: {
+        UOp flat = flat_index(idx, out);
+        int64_t stride = prod(in);
+        for (size_t j = 0; j < in.size(); j++) {
+          stride /= std::max<int64_t>(in[j], 1);
+          if (in[j] == 1) { r[j] = wconst(0); continue; }
+          UOp q = stride == 1 ? flat : flat.floordiv(stride);
+          r[j] = j == 0 ? q : q.floormod(in[j]);
+        }
+        return r;
+      }
+      case Ops::PERMUTE: {
+        const IntTuple& perm = node.arg_as<IntTuple>();
+        for (size_t i = 0; i < perm.size(); i++) r[perm[i]] = idx[i];
+        return r;
+      }
+      case Ops::EXPAND:
+        for (size_t i = 0; i < in.size(); i++) r[i] = in[i] == out[i] ? idx[i] : wconst(0);
+        return r;
+      case Ops::SHRINK: {
+        const IntTuple& a = node.arg_as<IntTuple>();
+        for (size_t i = 0; i < in.size(); i++) r[i] = a[2 * i] ? idx[i] + a[2 * i] : idx[i];
+        return r;
+      }
+      case Ops::FLIP: {
+        r = idx;
+        for (int64_t ax : node.arg_as<IntTuple>()) r[ax] = (in[ax] - 1) - idx[ax];
+        return r;
+      }
+      case Ops::PAD: {
+        const IntTuple& a = node.arg_as<IntTuple>();
+        for (size_t i = 0; i < in.size(); i++) {
+          int64_t before = a[2 * i], after = a[2 * i + 1];
+          r[i] = before ? idx[i] - before : idx[i];
+          if (!valid) {
+            if (before || after) throw std::runtime_error("rangeify: PAD in a store target");
+            continue;
+          }
+          if (before) *valid = and_valid(*valid, idx[i].ge(wconst(before)));
+          if (after) *valid = and_valid(*valid, idx[i].lt(wconst(before + in[i])));
+        }
+        return r;
+      }
+      default: throw std::runtime_error("rangeify: " + print_node(node) + " is not a movement op");
+    }
+  }
+
+  UOp lower(const UOp& node, const Idx& idx, const UOp& valid, int producer) {
+    std::vector<const void*> key{node.get(), valid.get(), reinterpret_cast<const void*>(static_cast<intptr_t>(producer))};
+    for (const UOp& i : idx) key.push_back(i.get());
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    UOp out = lower_uncached(node, idx, valid, producer);
+    memo_.emplace(std::move(key), out);
+    return out;
+  }
+
+  UOp lower_uncached(const UOp& node, const Idx& idx, const UOp& valid, int producer) {
+    if (!(node == root_) && realized_.count(node.get()) && producer == kNoOverride) {
+      const Location& loc = location_.at(node.get());
+      if (node.op() == Ops::AFTER) return lower(node.src(0), idx, valid, loc.producer);  // through the target's view
+      return load(loc.storage, flat_index(idx, shape_of(node)), valid, loc.producer);
+    }
+    if (is_storage(node)) return load(node, idx[0], valid, producer == kNoOverride ? -1 : producer);
+    Ops op = node.op();
+    if (op == Ops::CONST) return node;
+    if (group::Elementwise.contains(op)) {
+      std::vector<UOp> src;
+      for (const UOp& s : node.src()) src.push_back(lower(s, idx, valid, producer));
+      return UOp::make(op, node.dtype(), std::move(src), node.arg());
+    }
+    if (op == Ops::CONTIGUOUS || op == Ops::DETACH || op == Ops::CONTIGUOUS_BACKWARD) return lower(node.src(0), idx, valid, producer);
+    if (op == Ops::AFTER) return lower(node.src(0), idx, valid, producer);  // reached through an overridden view
+    if (op == Ops::PAD) {
+      UOp pad_valid = UOp::const_(dtypes::bool_, true);
+      Idx in = move_index(node, idx, &pad_valid);
+      UOp inner = lower(node.src(0), in, and_valid(valid, pad_valid), producer);
+      if (pad_valid.is_const_value(1)) return inner;
+      return pad_valid.where(inner, UOp::const_(node.dtype(), int64_t{0}));
+    }
+    if (group::Movement.contains(op)) return lower(node.src(0), move_index(node, idx, nullptr), valid, producer);
+    if (op == Ops::REDUCE) return lower_reduce(node, idx, valid, producer);
+    throw std::runtime_error("rangeify: cannot index " + print_node(node));
+  }
+
+  UOp lower_reduce(const UOp& node, const Idx& idx, const UOp& valid, int producer) {
+    const ReduceArg& r = node.arg_as<ReduceArg>();
+    const IntTuple& in = shape_of(node.src(0));
+    Idx src_idx = idx;
+    std::vector<UOp> ranges;
+    for (int64_t ax : r.axes) {
+      if (in[ax] == 0) return reduce_identity(r.op, node.dtype());  // an empty reduce is its identity
+      if (in[ax] == 1) { src_idx[ax] = wconst(0); continue; }
+      src_idx[ax] = UOp::range(wconst(in[ax]), next_axis_++, AxisType::REDUCE);
+      ranges.push_back(src_idx[ax]);
+    }
+    UOp value = lower(node.src(0), src_idx, valid, producer);
+    if (ranges.empty()) return value;
+    std::vector<UOp> src{value};
+    src.insert(src.end(), ranges.begin(), ranges.end());
+    return UOp::make(Ops::REDUCE, node.dtype(), std::move(src), ReduceArg{r.op, {}});
+  }
+
+  void build_kernel(const UOp& n) {
+    args_.clear();
+    slot_of_.clear();
+    reads_.clear();
+    memo_.clear();
+    next_axis_ = 0;
+    root_ = n;
+    const IntTuple& shape = shape_of(n);
+    Idx idx;
+    std::vector<UOp> ranges;
+    for (int64_t d : shape) {
+      if (d == 1) { idx.push_back(wconst(0)); continue; }
+      idx.push_back(UOp::range(wconst(d), next_axis_++, AxisType::LOOP));
+      ranges.push_back(idx.back());
+    }
+    int kernel_index = static_cast<int>(graph_.kernels.size());
+    Kernel k;
+    UOp value, storage, addr, view;
+    if (n.op() == Ops::AFTER) {
+      Address a = address(n.src(0), idx, kNoOverride);
+      storage = a.storage;
+      addr = a.index;
+      k.prev_state = a.producer;
+      k.is_assign = true;
+      view = n.src(0);
+      param(storage);  // the written storage is slot 0
+      value = lower(n.src(1).src(1), idx, UOp::const_(dtypes::bool_, true), kNoOverride);
+    } else {
+      storage = new_buffer(strong_dtype(n.dtype()), prod(shape));
+      addr = flat_index(idx, shape);
+      view = shape.size() == 1 ? storage : UOp::make(Ops::RESHAPE, storage.dtype(), {storage}, shape);
+      param(storage);
+      value = lower(n, idx, UOp::const_(dtypes::bool_, true), kNoOverride);
+      bool is_output = std::any_of(outputs_.begin(), outputs_.end(), [&](const UOp& o) { return o == n; });
+      if (!is_output) graph_.intermediates.push_back(storage);
+    }
+    if (prod(shape) == 0) {  // nothing to compute: the storage exists, no kernel runs
+      location_[n.get()] = Location{storage, -1, view};
+      return;
+    }
+    location_[n.get()] = Location{storage, kernel_index, view};
+    if (value.dtype() != storage.dtype()) value = value.cast(storage.dtype());
+    UOp index = UOp::make(Ops::INDEX, storage.dtype(), {param(storage), addr});
+    UOp store = UOp::make(Ops::STORE, dtypes::void_, {index, value});
+    std::vector<UOp> end_src{store};
+    end_src.insert(end_src.end(), ranges.begin(), ranges.end());
+    UOp end = ranges.empty() ? store : UOp::make(Ops::END, dtypes::void_, std::move(end_src));
+    k.body = simplify(UOp::sink({end}));
+    k.args = args_;
+    k.reads = reads_;
+    graph_.kernels.push_back(std::move(k));
+  }
+
+  std::vector<UOp> outputs_;
+  std::vector<UOp> order_;
+  std::unordered_map<const UOpNode*, std::vector<const UOpNode*>> consumers_;
+  std::unordered_set<const UOpNode*> realized_;
+  std::unordered_map<const UOpNode*, Location> location_;
+  KernelGraph graph_;
+  // the kernel being built
+  UOp root_;
+  std::vector<UOp> args_;
+  std::unordered_map<const UOpNode*, int64_t> slot_of_;
+  std::vector<StateRead> reads_;
+  std::map<std::vector<const void*>, UOp> memo_;
+  int64_t next_axis_ = 0;
+};
+
+}  // namespace
+
+KernelGraph rangeify(const std::vector<UOp>& outputs) { return Rangeifier(outputs).run(); }
+
+}  // namespace doorbell

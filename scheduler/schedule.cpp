@@ -1,0 +1,188 @@
+#include "scheduler/schedule.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/debug.h"
+#include "scheduler/create_schedule.h"
+#include "scheduler/memory_planner.h"
+#include "scheduler/rangeify.h"
+#include "scheduler/schedule_cache.h"
+
+namespace doorbell {
+namespace {
+
+struct CachedSchedule {
+  UOp linear;                     // CALL args are placeholders, intermediates and arenas
+  std::vector<UOp> output_views;  // in placeholder terms
+  int64_t peak_bytes = 0;
+};
+
+struct KeyHash {
+  size_t operator()(const ContentKey& k) const { return static_cast<size_t>(k.hi ^ k.lo); }
+};
+
+struct Cache {
+  std::mutex mu;
+  std::unordered_map<ContentKey, CachedSchedule, KeyHash> entries;
+  bool enabled = [] {
+    const char* e = std::getenv("SCACHE");
+    return !(e && std::string(e) == "0");
+  }();
+};
+Cache& cache() {
+  static Cache* c = new Cache();
+  return *c;
+}
+
+int64_t storage_count(const UOp& s) {
+  return s.op() == Ops::BUFFER ? s.arg_as<int64_t>() : std::get<ParamArg>(s.arg()).vmax + 1;
+}
+
+std::string device_of(const UOp& s) {
+  if (s.op() == Ops::BUFFER && s.src().size() > 1 && s.src(1).op() == Ops::DEVICE) return s.src(1).arg_as<std::string>();
+  if (s.op() == Ops::PARAM) return std::get<ParamArg>(s.arg()).name;
+  return "CPU";
+}
+
+// Rebuilds `root` with nodes replaced per `map`; CALL bodies (src[0]) are left as they are.
+UOp substitute(const UOp& root, std::unordered_map<const UOpNode*, UOp>& map) {
+  std::vector<std::pair<UOp, size_t>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto& [u, i] = stack.back();
+    if (map.count(u.get())) { stack.pop_back(); continue; }
+    bool is_call = u.op() == Ops::CALL;
+    if (i < u.src().size()) {
+      size_t k = i++;
+      if (!(is_call && k == 0) && !map.count(u.src(k).get())) stack.push_back({u.src(k), 0});
+      continue;
+    }
+    std::vector<UOp> src;
+    bool changed = false;
+    for (size_t k = 0; k < u.src().size(); k++) {
+      const UOp& s = u.src(k);
+      auto it = (is_call && k == 0) ? map.end() : map.find(s.get());
+      src.push_back(it == map.end() ? s : it->second);
+      changed |= !(src.back() == s);
+    }
+    UOp out = changed ? u.replace_src(std::move(src)) : u;
+    map[u.get()] = out;
+    stack.pop_back();
+  }
+  return map.at(root.get());
+}
+
+// Storage leaves in order of first appearance, and the outputs with each one replaced by a placeholder PARAM.
+struct Normalized {
+  std::vector<UOp> storages;
+  std::vector<UOp> outputs;
+  ContentKey key;
+};
+
+Normalized normalize(const std::vector<UOp>& outputs) {
+  Normalized n;
+  std::unordered_map<const UOpNode*, UOp> map;
+  UOp sink = UOp::sink(outputs);
+  for (const UOp& u : sink.toposort()) {
+    if (!is_storage(u) || map.count(u.get())) continue;
+    int64_t slot = static_cast<int64_t>(n.storages.size());
+    n.storages.push_back(u);
+    map[u.get()] = UOp::make(Ops::PARAM, u.dtype(), {}, ParamArg{slot, AddrSpace::GLOBAL, device_of(u), 0, storage_count(u) - 1});
+  }
+  UOp normalized = substitute(sink, map);
+  n.outputs = normalized.src();
+  n.key = normalized.key();
+  return n;
+}
+
+CachedSchedule build(const std::vector<UOp>& outputs) {
+  KernelGraph g = rangeify(outputs);
+  std::vector<int> order = order_kernels(g.kernels);
+  std::vector<UOp> calls;
+  for (int k : order) {
+    std::vector<UOp> src{g.kernels[k].body};
+    src.insert(src.end(), g.kernels[k].args.begin(), g.kernels[k].args.end());
+    calls.push_back(UOp::make(Ops::CALL, dtypes::void_, std::move(src)));
+  }
+  UOp linear = UOp::make(Ops::LINEAR, dtypes::void_, std::move(calls));
+  std::unordered_set<const UOpNode*> intermediates;
+  for (const UOp& b : g.intermediates) intermediates.insert(b.get());
+  std::unordered_set<const UOpNode*> held;
+  for (const UOp& call : linear.src())
+    for (size_t i = 1; i < call.src().size(); i++)
+      if (!intermediates.count(call.src(i).get())) held.insert(call.src(i).get());
+  MemoryPlanStats stats;
+  CachedSchedule c;
+  c.linear = memory_plan(linear, held, &stats);
+  for (auto& [dev, bytes] : stats.peak_bytes) c.peak_bytes += bytes;
+  for (auto& [value, view] : g.becomes) c.output_views.push_back(view);
+  return c;
+}
+
+// Binds a cached schedule to real storage: placeholders to the caller's buffers, every other storage (the
+// intermediates and arenas) to fresh buffers.
+ScheduleResult resolve(const CachedSchedule& c, const Normalized& n, const std::vector<UOp>& outputs) {
+  std::unordered_map<const UOpNode*, UOp> map;
+  std::vector<UOp> nodes = c.output_views;  // kernel bodies have PARAMs of their own: only args are visited
+  for (const UOp& call : c.linear.src()) nodes.insert(nodes.end(), call.src().begin() + 1, call.src().end());
+  for (const UOp& u : UOp::sink(nodes).toposort()) {
+    if (u.op() == Ops::PARAM && is_storage(u)) map[u.get()] = n.storages.at(std::get<ParamArg>(u.arg()).slot);
+    else if (is_storage(u)) map[u.get()] = new_buffer(u.dtype(), storage_count(u), device_of(u));
+  }
+  ScheduleResult r;
+  r.linear = substitute(c.linear, map);
+  for (size_t i = 0; i < outputs.size(); i++) r.becomes.emplace_back(outputs[i], substitute(c.output_views[i], map));
+  r.peak_bytes = c.peak_bytes;
+  return r;
+}
+
+}  // namespace
+
+size_t schedule_cache_size() {
+  std::lock_guard lock(cache().mu);
+  return cache().entries.size();
+}
+void clear_schedule_cache() {
+  std::lock_guard lock(cache().mu);
+  cache().entries.clear();
+}
+void set_schedule_cache_enabled(bool enabled) {
+  std::lock_guard lock(cache().mu);
+  cache().enabled = enabled;
+}
+bool schedule_cache_enabled() {
+  std::lock_guard lock(cache().mu);
+  return cache().enabled;
+}
+
+ScheduleResult schedule(const std::vector<UOp>& outputs) {
+  for (const UOp& o : outputs)
+    if (!o) throw std::invalid_argument("schedule: an output is a null UOp");
+  Normalized n = normalize(outputs);
+  const CachedSchedule* hit = nullptr;
+  CachedSchedule built;
+  {
+    std::lock_guard lock(cache().mu);
+    if (cache().enabled)
+      if (auto it = cache().entries.find(n.key); it != cache().entries.end()) hit = &it->second;
+  }
+  if (!hit) {
+    built = build(n.outputs);
+    std::lock_guard lock(cache().mu);
+    if (cache().enabled) hit = &cache().entries.emplace(n.key, std::move(built)).first->second;
+    else hit = &built;
+    ScheduleResult r = resolve(*hit, n, outputs);
+    if (debug_level() >= 1)
+      std::fprintf(stderr, "schedule: %zu kernels, peak %lld bytes, cache miss\n", r.linear.src().size(), static_cast<long long>(r.peak_bytes));
+    return r;
+  }
+  ScheduleResult r = resolve(*hit, n, outputs);
+  r.cache_hit = true;
+  if (debug_level() >= 1)
+    std::fprintf(stderr, "schedule: %zu kernels, peak %lld bytes, cache hit\n", r.linear.src().size(), static_cast<long long>(r.peak_bytes));
+  return r;
+}
+
+}  // namespace doorbell
