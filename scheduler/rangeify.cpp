@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -165,19 +166,28 @@ class Rangeifier {
   void fix_store_hazard(const UOp& after) {
     const UOp& target = after.src(0);
     const UOp& value = after.src(1).src(1);
-    UOp base = target;
-    while (!is_storage(base)) base = base.src(0);
+    std::unordered_set<const UOpNode*> chain;  // the target and everything below it down to its storage
+    for (UOp v = target;; v = v.src(0)) {
+      chain.insert(v.get());
+      if (is_storage(v)) break;
+    }
+    // Reading the target itself, element for element, is safe; reaching its storage any other way, or the
+    // target through a movement op, is not.
     bool hazard = false;
-    std::vector<UOp> stack{value};
-    std::unordered_set<const UOpNode*> seen;
+    std::vector<std::pair<UOp, bool>> stack{{value, false}};
+    std::set<std::pair<const UOpNode*, bool>> seen;
     while (!stack.empty() && !hazard) {
-      UOp u = stack.back();
+      auto [u, moved] = stack.back();
       stack.pop_back();
-      if (!seen.insert(u.get()).second || u == target) continue;  // the target itself, element for element, is safe
-      if (u == base) { hazard = true; break; }
+      if (!seen.insert({u.get(), moved}).second) continue;
+      if (chain.count(u.get())) {
+        hazard = moved || !(u == target);
+        continue;
+      }
       if (realized_.count(u.get()) && !(u == value)) continue;  // stored before this kernel runs
       if (is_storage(u)) continue;
-      for (const UOp& s : u.src()) stack.push_back(s);
+      bool moves = group::Movement.contains(u.op());
+      for (const UOp& s : u.src()) stack.push_back({s, moved || moves});
     }
     if (hazard) realized_.insert(value.get());
   }
