@@ -63,8 +63,6 @@ UOp and_valid(const UOp& a, const UOp& b) {
   return a & b;
 }
 
-bool is_view_op(Ops op) { return group::Movement.contains(op) || op == Ops::DETACH || op == Ops::CONTIGUOUS_BACKWARD; }
-
 UOp reduce_identity(Ops op, DType dt) {
   if (op == Ops::ADD) return UOp::const_(dt, int64_t{0});
   if (op == Ops::MUL) return UOp::const_(dt, int64_t{1});
