@@ -1,0 +1,149 @@
+// Tensor handles, queries, scheduling and realization, and reading values back to the host.
+#include <cstring>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "frontend/host_data.h"
+#include "frontend/lazy_uops.h"
+#include "frontend/shape.h"
+#include "frontend/state.h"
+#include "hcq/host_buffers.h"
+#include "hcq/run_linear.h"
+#include "scheduler/schedule.h"
+
+namespace doorbell {
+
+using frontend::fail;
+using frontend::shape_str;
+
+double Scalar::as_double() const {
+  return std::visit([](auto v) { return static_cast<double>(v); }, value_);
+}
+
+void throw_item(int64_t numel, const IntTuple& shape) {
+  fail("item", "a tensor of shape " + shape_str(shape) + " has " + std::to_string(numel) + " elements; expected exactly 1");
+}
+
+void Tensor::throw_ragged(int64_t expected, int64_t got) {
+  fail("Tensor", "rows have " + std::to_string(expected) + " and " + std::to_string(got) + " values; expected equal rows");
+}
+
+Tensor::Tensor() : state_(std::make_shared<State>(UOp())) {}
+
+Tensor::Tensor(UOp uop) {
+  if (!uop) fail("Tensor", "a null UOp has no value");
+  if (!uop.shape()) fail("Tensor", std::string(op_name(uop.op())) + " has no tensor shape; expected a tensor-graph value");
+  if (uop.dtype().is_weak() || uop.dtype().is_void())
+    fail("Tensor", "cannot hold dtype " + uop.dtype().name() + "; expected a storage dtype");
+  state_ = std::make_shared<State>(std::move(uop));
+}
+
+// ---- queries ------------------------------------------------------------------------------------------------
+
+const UOp& Tensor::uop() const {
+  if (!state_->uop) fail("Tensor", "this handle is empty (default-constructed); expected a tensor");
+  return state_->uop;
+}
+const IntTuple& Tensor::shape() const { return *uop().shape(); }
+DType Tensor::dtype() const { return uop().dtype(); }
+int64_t Tensor::numel() const { return frontend::prod(shape()); }
+int64_t Tensor::ndim() const { return static_cast<int64_t>(shape().size()); }
+int64_t Tensor::size(int64_t axis) const { return shape()[frontend::resolve_axis("size", axis, shape())]; }
+
+std::string Tensor::device() const {
+  UOp b = base_buffer(uop());
+  if (b && b.src().size() > 1 && b.src(1).op() == Ops::DEVICE) return b.src(1).arg_as<std::string>();
+  return "CPU";
+}
+
+// ---- scheduling ---------------------------------------------------------------------------------------------
+
+void Tensor::apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& becomes) {
+  if (becomes.empty()) return;
+  // One memo for every tensor: graphs share most of their nodes.
+  std::unordered_map<const UOpNode*, UOp> memo;
+  for (const auto& [from, to] : becomes) memo[from.get()] = to;
+  auto substitute = [&](const UOp& root) {
+    std::vector<std::pair<UOp, size_t>> stack{{root, 0}};
+    while (!stack.empty()) {
+      auto& [u, i] = stack.back();
+      if (memo.count(u.get())) {
+        stack.pop_back();
+        continue;
+      }
+      if (i < u.src().size()) {
+        const UOp& s = u.src(i++);
+        if (!memo.count(s.get())) stack.push_back({s, 0});
+        continue;
+      }
+      std::vector<UOp> src;
+      src.reserve(u.src().size());
+      bool changed = false;
+      for (const UOp& s : u.src()) {
+        src.push_back(memo.at(s.get()));
+        changed |= !(src.back() == s);
+      }
+      UOp out = changed ? u.replace_src(std::move(src)) : u;
+      memo[u.get()] = out;
+      stack.pop_back();
+    }
+    return memo.at(root.get());
+  };
+  for (const std::shared_ptr<State>& s : frontend::live_states())
+    if (s->uop) s->uop = substitute(s->uop);
+}
+
+UOp Tensor::schedule_linear(const std::vector<Tensor>& outputs) {
+  std::vector<UOp> uops;
+  uops.reserve(outputs.size());
+  for (const Tensor& t : outputs) uops.push_back(t.uop());
+  ScheduleResult r = schedule(uops);
+  apply_map_to_tensors(r.becomes);
+  return r.linear;
+}
+
+UOp Tensor::schedule_linear() const { return schedule_linear(std::vector<Tensor>{*this}); }
+
+bool Tensor::is_realized() const {
+  return frontend::plain_buffer(uop()) || frontend::virtual_const_value(uop()).has_value();
+}
+
+void Tensor::realize(const std::vector<Tensor>& tensors) {
+  std::vector<Tensor> todo;
+  for (const Tensor& t : tensors)
+    if (!t.is_realized()) todo.push_back(t);
+  if (todo.empty()) return;
+  run_linear(schedule_linear(todo));
+}
+
+Tensor Tensor::realize() const {
+  realize(std::vector<Tensor>{*this});
+  return *this;
+}
+
+// ---- reading values -----------------------------------------------------------------------------------------
+
+std::vector<std::byte> Tensor::host_values(DType as) const {
+  size_t n = static_cast<size_t>(numel());
+  std::vector<std::byte> out(n * as.itemsize());
+  if (std::optional<ConstValue> c = frontend::virtual_const_value(uop())) {  // no buffer: every element is c
+    std::vector<std::byte> one(dtype().itemsize());
+    frontend::store_element(dtype(), *c, one.data());
+    std::vector<std::byte> conv(as.itemsize());
+    frontend::convert_elements("tolist", one.data(), dtype(), 1, as, conv.data());
+    for (size_t i = 0; i < n; i++) std::memcpy(out.data() + i * conv.size(), conv.data(), conv.size());
+    return out;
+  }
+  Tensor t = *this;
+  // A view that is not a plain reshape of a buffer (permute, shrink, expand...) is copied out by a kernel first;
+  // a computed value is realized in place so this tensor keeps its buffer.
+  if (!frontend::plain_buffer(t.uop()) && group::Movement.contains(t.uop().op())) t = t.contiguous();
+  t.realize();
+  UOp buffer = frontend::plain_buffer(t.uop());
+  if (!buffer) fail("tolist", "after realize the tensor is " + std::string(op_name(t.uop().op())) + ", expected a view of a BUFFER");
+  std::span<std::byte> bytes = buffer_bytes(buffer);
+  frontend::convert_elements("tolist", bytes.data(), dtype(), n, as, out.data());
+  return out;
+}
+
+}  // namespace doorbell
