@@ -122,18 +122,25 @@ class Rangeifier {
     }
     for (const UOp& o : outputs_)
       if (!is_plain_view_of_storage(o)) realized_.insert(o.get());
-    // Consumers first: a reduce is stored when its value is broadcast on the way to its kernel's output, or used
-    // by more than one consumer; otherwise it is computed inside its consumer's kernel.
-    std::unordered_map<const UOpNode*, bool> broadcast_downstream;
+    // Consumers first. A reduce is computed inside its consumer's kernel unless
+    //  - its value is broadcast on the way to that kernel's output (softmax's max): each output element would
+    //    redo the whole reduce. A reduce to a single element is the exception: it does not depend on the
+    //    consumer's ranges, so it is computed once in the consumer's kernel, as tinygrad does (x / x.max());
+    //  - its consumers index it differently (a movement op on some path): it would be computed once per way.
+    std::unordered_map<const UOpNode*, bool> broadcast_downstream, moved_downstream;
     for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
       const UOp& n = *it;
-      bool flag = false;
+      bool broadcast = false, moved = false;
       for (const UOpNode* c : consumers_[n.get()]) {
         if (realized_.count(c)) continue;
-        flag |= c->op == Ops::EXPAND || broadcast_downstream[c];
+        broadcast |= c->op == Ops::EXPAND || broadcast_downstream[c];
+        moved |= group::Movement.contains(c->op) || moved_downstream[c];
       }
-      broadcast_downstream[n.get()] = flag;
-      if (n.op() == Ops::REDUCE && (flag || consumers_[n.get()].size() > 1)) realized_.insert(n.get());
+      broadcast_downstream[n.get()] = broadcast;
+      moved_downstream[n.get()] = moved;
+      if (n.op() != Ops::REDUCE) continue;
+      bool single_element = prod(shape_of(n)) == 1;
+      if ((broadcast && !single_element) || (consumers_[n.get()].size() > 1 && moved)) realized_.insert(n.get());
     }
     for (const UOp& n : order_)
       if (n.op() == Ops::AFTER) fix_store_hazard(n);
