@@ -2,8 +2,7 @@
 
 namespace doorbell {
 namespace {
-constexpr uint64_t kMul1 = 0x9e3779b97f4a7c15ULL, kMul2 = 0xc2b2ae3d27d4eb4fULL;
-constexpr uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+constexpr uint64_t kMul1 = 0x9e3779b97f4a7c15ULL;
 constexpr uint64_t fmix(uint64_t k) {  // murmur3's 64-bit finalizer
   k ^= k >> 33; k *= 0xff51afd7ed558ccdULL; k ^= k >> 33; k *= 0xc4ceb9fe1a85ec53ULL; k ^= k >> 33;
   return k;
@@ -18,13 +17,6 @@ std::string ContentKey::hex() const {
     s[31 - i] = kDigits[(lo >> (4 * i)) & 15];
   }
   return s;
-}
-
-void Hasher128::add_u64(uint64_t v) {
-  // Two lanes with different mixing, cross-coupled, so the 128 bits are not two copies of one 64-bit hash.
-  a_ = rotl(a_ ^ (v * kMul1), 31) * kMul2 + b_;
-  b_ = rotl(b_ + (v * kMul2), 27) * kMul1 ^ a_;
-  count_++;
 }
 
 void Hasher128::add_bytes(std::string_view bytes) {

@@ -211,7 +211,12 @@ class Rangeifier {
     reads_.push_back({storage, producer});
   }
 
-  UOp load(const UOp& storage, const UOp& addr, const UOp& valid, int producer) {
+  // Index math is simplified where it is made: the values around it need no symbolic rules, and simplifying
+  // only addresses and validity keeps scheduling fast.
+  UOp load(const UOp& storage, const UOp& raw_addr, const UOp& raw_valid, int producer) {
+    UOp valid = simplify(raw_valid);
+    if (valid.is_const_value(0)) return UOp::const_(storage.dtype(), int64_t{0});  // never read
+    UOp addr = simplify(raw_addr);
     record_read(storage, producer);
     UOp p = param(storage);
     std::vector<UOp> src{p, addr};
@@ -322,6 +327,8 @@ class Rangeifier {
     if (op == Ops::PAD) {
       UOp pad_valid = UOp::const_(dtypes::bool_, true);
       Idx in = move_index(node, idx, &pad_valid);
+      pad_valid = simplify(pad_valid);
+      if (pad_valid.is_const_value(0)) return UOp::const_(node.dtype(), int64_t{0});
       UOp inner = lower(node.src(0), in, and_valid(valid, pad_valid), producer);
       if (pad_valid.is_const_value(1)) return inner;
       return pad_valid.where(inner, UOp::const_(node.dtype(), int64_t{0}));
@@ -391,12 +398,12 @@ class Rangeifier {
     }
     location_[n.get()] = Location{storage, kernel_index, view};
     if (value.dtype() != storage.dtype()) value = value.cast(storage.dtype());
-    UOp index = UOp::make(Ops::INDEX, storage.dtype(), {param(storage), addr});
+    UOp index = UOp::make(Ops::INDEX, storage.dtype(), {param(storage), simplify(addr)});
     UOp store = UOp::make(Ops::STORE, dtypes::void_, {index, value});
     std::vector<UOp> end_src{store};
     end_src.insert(end_src.end(), ranges.begin(), ranges.end());
     UOp end = ranges.empty() ? store : UOp::make(Ops::END, dtypes::void_, std::move(end_src));
-    k.body = simplify(UOp::sink({end}));
+    k.body = UOp::sink({end});
     k.args = args_;
     k.reads = reads_;
     graph_.kernels.push_back(std::move(k));
