@@ -127,6 +127,15 @@ Tensor Tensor::dot(const Tensor& w) const {
     fail("dot", "shapes " + frontend::shape_str(shape()) + " and " + frontend::shape_str(w.shape()) + " cannot multiply: " +
                     std::to_string(shape().back()) + " != " + std::to_string(w.shape()[axis_w]) +
                     "; expected the last axis of the first to equal the " + (dw >= 2 ? "second to last" : "only") + " axis of the second");
+  IntTuple bx(shape().begin(), shape().end() - std::min<int64_t>(dx, 2)), bw(w.shape().begin(), w.shape().end() - std::min<int64_t>(dw, 2));
+  bool batch_ok = true;
+  for (size_t i = 1; i <= std::min(bx.size(), bw.size()); i++) {
+    int64_t a = bx[bx.size() - i], b = bw[bw.size() - i];
+    batch_ok &= a == b || a == 1 || b == 1;
+  }
+  if (!batch_ok)
+    fail("dot", "shapes " + frontend::shape_str(shape()) + " and " + frontend::shape_str(w.shape()) + " have batch axes " +
+                    frontend::shape_str(bx) + " and " + frontend::shape_str(bw) + " that cannot broadcast");
   // x: (..., [1], K); w: (..., [1], K, N) -> (..., [1], N, K); broadcasted multiply, then sum over K (tinygrad).
   int64_t extra = std::min<int64_t>({dx - 1, dw - 1, 1});
   IntTuple xs(shape().begin(), shape().end() - 1);
