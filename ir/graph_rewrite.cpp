@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ir/debug.h"
+#include "ir/node_map.h"
 #include "ir/printer.h"
 
 namespace doorbell {
@@ -59,14 +60,19 @@ class Rewriter {
 
   // n's final rewrite; nullptr while n is unvisited or in progress.
   const UOp* done(const UOp& n) const {
-    auto it = replace_.find(n.get());
-    return it == replace_.end() || !it->second.second ? nullptr : &it->second.second;
+    auto* e = const_cast<NodeMap<std::pair<UOp, UOp>>&>(replace_).find(n.get());
+    return !e || !e->second ? nullptr : &e->second;
   }
   // Marks n in progress with an entry that has no result yet (one table, not two, for speed); false when n
   // already has an entry.
-  bool start(const UOp& n) { return replace_.try_emplace(n.get(), n, UOp()).second; }
+  bool start(const UOp& n) {
+    bool inserted;
+    auto& e = replace_.get(n.get(), &inserted);
+    if (inserted) e.first = n;
+    return inserted;
+  }
   void finish(const UOp& n, UOp result) {
-    auto& entry = replace_[n.get()];
+    auto& entry = replace_.get(n.get());
     entry.first = n;
     entry.second = std::move(result);
   }
@@ -232,7 +238,7 @@ class Rewriter {
   std::vector<size_t> hits_;
   size_t rewrites_ = 0, visited_ = 0, last_rule_ = SIZE_MAX;
   // original node -> (a handle keeping the original alive, its final rewrite, null while in progress)
-  std::unordered_map<const UOpNode*, std::pair<UOp, UOp>> replace_;
+  NodeMap<std::pair<UOp, UOp>> replace_;
 };
 
 }  // namespace

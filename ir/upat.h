@@ -16,17 +16,31 @@ namespace doorbell {
 class Bindings {
  public:
   const UOp* find(std::string_view name) const {
-    for (auto& [n, u] : items_)
-      if (n == name) return u;
+    for (size_t i = 0; i < size_; i++)
+      if (at(i).first == name) return at(i).second;
     return nullptr;
   }
   const UOp& operator[](std::string_view name) const;  // throws naming the missing name
-  size_t size() const { return items_.size(); }
-  void push(std::string_view name, const UOp* u) { items_.emplace_back(name, u); }
-  void truncate(size_t n) { items_.resize(n); }
+  size_t size() const { return size_; }
+  void push(std::string_view name, const UOp* u) {
+    if (size_ < kInline) inline_[size_] = {name, u};
+    else more_.emplace_back(name, u);
+    size_++;
+  }
+  void truncate(size_t n) {
+    size_ = n;
+    if (n <= kInline) more_.clear();
+    else more_.resize(n - kInline);
+  }
 
  private:
-  std::vector<std::pair<std::string_view, const UOp*>> items_;
+  // Matching runs for every node a pass visits: bindings live inline, so a match allocates nothing.
+  static constexpr size_t kInline = 8;
+  using Item = std::pair<std::string_view, const UOp*>;
+  const Item& at(size_t i) const { return i < kInline ? inline_[i] : more_[i - kInline]; }
+  Item inline_[kInline];
+  std::vector<Item> more_;
+  size_t size_ = 0;
 };
 
 // A non-owning reference to a callable: the matcher's continuations, without std::function's allocation.

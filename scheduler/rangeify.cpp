@@ -48,13 +48,16 @@ int64_t storage_count(const UOp& s) {
 
 // Row-major flat index of idx in shape.
 UOp flat_index(const Idx& idx, const IntTuple& shape) {
-  UOp flat = wconst(0);
+  UOp flat;  // built without +0 and *1 nodes: every node made here is one the simplifier need not remove
   int64_t stride = 1;
   for (size_t i = shape.size(); i-- > 0;) {
-    if (shape[i] != 1) flat = flat + idx[i] * stride;
+    if (shape[i] != 1 && !idx[i].is_const_value(0)) {
+      UOp term = stride == 1 ? idx[i] : idx[i] * stride;
+      flat = flat ? term + flat : term;
+    }
     stride *= shape[i];
   }
-  return flat;
+  return flat ? flat : wconst(0);
 }
 
 UOp and_valid(const UOp& a, const UOp& b) {
@@ -68,6 +71,22 @@ UOp reduce_identity(Ops op, DType dt) {
   if (op == Ops::MUL) return UOp::const_(dt, int64_t{1});
   if (dt.is_float()) return UOp::const_(dt, -INFINITY);
   return dt.is_bool() ? UOp::const_(dt, false) : UOp::const_(dt, static_cast<int64_t>(int_min(dt)));
+}
+
+// Index math needs the simplifier only where it divides, takes a remainder or compares (reshape splits, PAD
+// validity); sums of ranges times strides are already as simple as they get, in a construction order that is
+// the same every time the same graph is scheduled.
+UOp simplify_index(const UOp& u) {
+  static constexpr OpSet kNeedsRules{Ops::FLOORDIV, Ops::FLOORMOD, Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ, Ops::AND,
+                                     Ops::OR, Ops::WHERE, Ops::SUB, Ops::NEG, Ops::MAX};
+  std::vector<const UOp*> stack{&u};
+  while (!stack.empty()) {
+    const UOp* n = stack.back();
+    stack.pop_back();
+    if (kNeedsRules.contains(n->op())) return simplify(u);
+    for (const UOp& s : n->src()) stack.push_back(&s);
+  }
+  return u;
 }
 
 class Rangeifier {
@@ -214,9 +233,9 @@ class Rangeifier {
   // Index math is simplified where it is made: the values around it need no symbolic rules, and simplifying
   // only addresses and validity keeps scheduling fast.
   UOp load(const UOp& storage, const UOp& raw_addr, const UOp& raw_valid, int producer) {
-    UOp valid = simplify(raw_valid);
+    UOp valid = simplify_index(raw_valid);
     if (valid.is_const_value(0)) return UOp::const_(storage.dtype(), int64_t{0});  // never read
-    UOp addr = simplify(raw_addr);
+    UOp addr = simplify_index(raw_addr);
     record_read(storage, producer);
     UOp p = param(storage);
     std::vector<UOp> src{p, addr};
@@ -253,6 +272,20 @@ class Rangeifier {
     Idx r(in.size());
     switch (node.op()) {
       case Ops::RESHAPE: {
+        // Adding or removing size-1 axes moves no element: the other axes keep their index (no div/mod to
+        // simplify away, which is most of a matmul's or a broadcast's index math).
+        IntTuple in_big, out_big;
+        for (int64_t d : in) if (d != 1) in_big.push_back(d);
+        for (int64_t d : out) if (d != 1) out_big.push_back(d);
+        if (in_big == out_big) {
+          size_t k = 0;
+          for (size_t j = 0; j < in.size(); j++) {
+            if (in[j] == 1) { r[j] = wconst(0); continue; }
+            while (out[k] == 1) k++;
+            r[j] = idx[k++];
+          }
+          return r;
+        }
         UOp flat = flat_index(idx, out);
         int64_t stride = prod(in);
         for (size_t j = 0; j < in.size(); j++) {
@@ -327,7 +360,7 @@ class Rangeifier {
     if (op == Ops::PAD) {
       UOp pad_valid = UOp::const_(dtypes::bool_, true);
       Idx in = move_index(node, idx, &pad_valid);
-      pad_valid = simplify(pad_valid);
+      pad_valid = simplify_index(pad_valid);
       if (pad_valid.is_const_value(0)) return UOp::const_(node.dtype(), int64_t{0});
       UOp inner = lower(node.src(0), in, and_valid(valid, pad_valid), producer);
       if (pad_valid.is_const_value(1)) return inner;
@@ -398,7 +431,7 @@ class Rangeifier {
     }
     location_[n.get()] = Location{storage, kernel_index, view};
     if (value.dtype() != storage.dtype()) value = value.cast(storage.dtype());
-    UOp index = UOp::make(Ops::INDEX, storage.dtype(), {param(storage), simplify(addr)});
+    UOp index = UOp::make(Ops::INDEX, storage.dtype(), {param(storage), simplify_index(addr)});
     UOp store = UOp::make(Ops::STORE, dtypes::void_, {index, value});
     std::vector<UOp> end_src{store};
     end_src.insert(end_src.end(), ranges.begin(), ranges.end());

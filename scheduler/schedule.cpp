@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ir/debug.h"
+#include "ir/node_map.h"
 #include "scheduler/create_schedule.h"
 #include "scheduler/memory_planner.h"
 #include "scheduler/rangeify.h"
@@ -77,24 +78,44 @@ UOp substitute(const UOp& root, std::unordered_map<const UOpNode*, UOp>& map) {
 // Storage leaves in order of first appearance, and the outputs with each one replaced by a placeholder PARAM.
 struct Normalized {
   std::vector<UOp> storages;
-  std::vector<UOp> outputs;
   ContentKey key;
 };
 
-Normalized normalize(const std::vector<UOp>& outputs) {
+UOp placeholder(const UOp& storage, int64_t slot) {
+  return UOp::make(Ops::PARAM, storage.dtype(), {}, ParamArg{slot, AddrSpace::GLOBAL, device_of(storage), 0, storage_count(storage) - 1});
+}
+
+// The cache key and the storage leaves, computed without building the normalized graph (a hit never needs it):
+// the content key of each node with every storage leaf keyed as its placeholder PARAM.
+Normalized normalize_key(const std::vector<UOp>& outputs) {
   Normalized n;
-  std::unordered_map<const UOpNode*, UOp> map;
-  UOp sink = UOp::sink(outputs);
-  for (const UOp& u : sink.toposort()) {
-    if (!is_storage(u) || map.count(u.get())) continue;
-    int64_t slot = static_cast<int64_t>(n.storages.size());
-    n.storages.push_back(u);
-    map[u.get()] = UOp::make(Ops::PARAM, u.dtype(), {}, ParamArg{slot, AddrSpace::GLOBAL, device_of(u), 0, storage_count(u) - 1});
+  NodeMap<ContentKey> keys(64);
+  std::vector<UOp> order = UOp::sink(outputs).toposort();
+  for (const UOp& u : order) {
+    ContentKey& k = keys.get(u.get());
+    if (is_storage(u)) {
+      k = placeholder(u, static_cast<int64_t>(n.storages.size())).key();
+      n.storages.push_back(u);
+      continue;
+    }
+    if (u.op() == Ops::UNIQUE || u.op() == Ops::DEVICE) continue;  // only under storage, which is keyed whole
+    Hasher128 h;  // the node's own op, dtype and arg, then its sources' normalized keys
+    h.add_bytes(op_name(u.op()));
+    h.add_u64(static_cast<uint64_t>(u.dtype().scalar_type) * 65536 + u.dtype().lanes);
+    hash_arg(u.arg(), h);
+    h.add_u64(u.src().size());
+    for (const UOp& s : u.src()) h.add_key(*keys.find(s.get()));
+    k = h.finish();
   }
-  UOp normalized = substitute(sink, map);
-  n.outputs = normalized.src();
-  n.key = normalized.key();
+  n.key = *keys.find(order.back().get());
   return n;
+}
+
+// The outputs with every storage leaf replaced by its placeholder: what a cache miss schedules.
+std::vector<UOp> normalized_outputs(const std::vector<UOp>& outputs, const std::vector<UOp>& storages) {
+  std::unordered_map<const UOpNode*, UOp> map;
+  for (size_t i = 0; i < storages.size(); i++) map[storages[i].get()] = placeholder(storages[i], static_cast<int64_t>(i));
+  return substitute(UOp::sink(outputs), map).src();
 }
 
 CachedSchedule build(const std::vector<UOp>& outputs) {
@@ -160,7 +181,7 @@ bool schedule_cache_enabled() {
 ScheduleResult schedule(const std::vector<UOp>& outputs) {
   for (const UOp& o : outputs)
     if (!o) throw std::invalid_argument("schedule: an output is a null UOp");
-  Normalized n = normalize(outputs);
+  Normalized n = normalize_key(outputs);
   const CachedSchedule* hit = nullptr;
   CachedSchedule built;
   {
@@ -169,7 +190,7 @@ ScheduleResult schedule(const std::vector<UOp>& outputs) {
       if (auto it = cache().entries.find(n.key); it != cache().entries.end()) hit = &it->second;
   }
   if (!hit) {
-    built = build(n.outputs);
+    built = build(normalized_outputs(outputs, n.storages));
     std::lock_guard lock(cache().mu);
     if (cache().enabled) hit = &cache().entries.emplace(n.key, std::move(built)).first->second;
     else hit = &built;

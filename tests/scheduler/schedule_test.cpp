@@ -182,6 +182,16 @@ TEST(Schedule, TheSameBufferTwiceIsNotTheSameKeyAsTwoBuffers) {
   EXPECT_FALSE(schedule({a + b}).cache_hit) << "a+a and a+b differ in structure";
 }
 
+TEST(Schedule, BuffersOfAnotherSizeOrDtypeAreACacheMiss) {
+  clear_schedule_cache();
+  auto graph = [](const UOp& b) { return b + UOp::make(Ops::EXPAND, b.dtype(), {UOp::make(Ops::RESHAPE, b.dtype(), {UOp::const_(b.dtype(), int64_t{1})}, IntTuple{1})}, *b.shape()); };
+  EXPECT_FALSE(schedule({graph(new_buffer(dtypes::float32, 4))}).cache_hit);
+  EXPECT_TRUE(schedule({graph(new_buffer(dtypes::float32, 4))}).cache_hit);
+  EXPECT_FALSE(schedule({graph(new_buffer(dtypes::float32, 5))}).cache_hit) << "another size";
+  EXPECT_FALSE(schedule({graph(new_buffer(dtypes::int32, 4))}).cache_hit) << "another dtype";
+  EXPECT_FALSE(schedule({graph(new_buffer(dtypes::float32, 4, "NV"))}).cache_hit) << "another device";
+}
+
 TEST(Schedule, AnAssignWithTheWrongShapeIsAnError) {
   UOp t = data({1, 2, 3}, {3});
   UOp v = full(1, {2});
