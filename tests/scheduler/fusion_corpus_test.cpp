@@ -12,6 +12,7 @@
 #include "frontend/tensor.h"
 #include "hcq/run_linear.h"
 #include "scheduler/memory_planner.h"
+#include "scheduler/schedule.h"
 #include "tensor_reference.h"
 
 namespace doorbell {
@@ -95,6 +96,29 @@ TEST_P(FusionCorpus, SchedulesToTheExpectedKernelsAndComputesTheReferenceValues)
 
 INSTANTIATE_TEST_SUITE_P(Corpus, FusionCorpus, ::testing::ValuesIn(corpus()),
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+TEST(SeedFacts, AddThenMultiplyOnARealizedTensorIsALinearOfCallsThatComputes) {
+  Tensor x = Tensor({1.f, 2.f, 3.f}).realize();
+  Tensor y = (x + 1) * 2;
+  UOp linear = y.schedule_linear();
+  ASSERT_EQ(linear.op(), Ops::LINEAR);
+  ASSERT_FALSE(linear.src().empty());
+  for (const UOp& call : linear.src()) EXPECT_EQ(call.op(), Ops::CALL);
+  run_linear(linear);
+  EXPECT_EQ(y.tolist<float>(), (std::vector<float>{4, 6, 8}));
+}
+
+TEST(MemoryPlan, AChainOfContiguousIntermediatesNeedsTwoSlotsWhateverItsLength) {
+  for (int n : {4, 16, 64}) {
+    Tensor x = Tensor::rand({256});
+    Tensor t = x;
+    for (int i = 0; i < n; i++) t = (t + 1).contiguous();
+    ScheduleResult r = schedule({(t * 2).uop()});
+    EXPECT_EQ(static_cast<int>(r.linear.src().size()), n + 1);
+    EXPECT_EQ(r.peak_bytes, 2 * 256 * 4) << n << " intermediates share two 1 KiB slots";
+    EXPECT_NO_THROW(verify_memory_plan(r.linear));
+  }
+}
 
 TEST(FusionCorpusSize, HasAtLeastThirtyCasesThatAllMatchTinygrad) {
   std::vector<Case> cases = corpus();
