@@ -144,7 +144,12 @@ class Tensor {
 
   template <Number T>
   static Tensor from_data(const std::vector<T>& data, IntTuple shape, std::optional<DType> dtype = std::nullopt) {
-    return from_data(data.data(), data.size(), std::move(shape), dtype);
+    if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> packs bits: unpack to one byte each
+      std::vector<uint8_t> bytes(data.begin(), data.end());
+      return from_data(static_cast<const void*>(bytes.data()), dtypes::bool_, bytes.size(), std::move(shape), dtype);
+    } else {
+      return from_data(data.data(), data.size(), std::move(shape), dtype);
+    }
   }
 
   static Tensor empty(IntTuple shape, DType dtype = dtypes::float32);  // a BUFFER, contents unspecified
@@ -338,20 +343,18 @@ class Tensor {
   static Tensor from_data(const void* data, DType src_dtype, size_t count, IntTuple shape, std::optional<DType> dtype);
   template <Number T>
   static Tensor from_data(const T* data, size_t count, IntTuple shape, std::optional<DType> dtype) {
-    if constexpr (std::is_same_v<T, bool>) {  // bool is 1 byte, 0 or 1, on every ABI we build for
-      static_assert(sizeof(bool) == 1);
-    }
+    static_assert(!std::is_same_v<T, bool> || sizeof(bool) == 1, "bool data is read as one byte, 0 or 1");
     return from_data(static_cast<const void*>(data), dtype_of<T>(), count, std::move(shape), dtype);
   }
   template <Number T>
   static Tensor from_rows(std::initializer_list<std::initializer_list<T>> rows, std::optional<DType> dtype) {
-    std::vector<T> flat;
+    std::vector<std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>> flat;  // bytes for bool, not vector<bool>
     int64_t cols = rows.size() ? static_cast<int64_t>(rows.begin()->size()) : 0;
     for (const auto& r : rows) {
       if (static_cast<int64_t>(r.size()) != cols) throw_ragged(cols, static_cast<int64_t>(r.size()));
       flat.insert(flat.end(), r.begin(), r.end());
     }
-    return from_data(flat.data(), flat.size(), {static_cast<int64_t>(rows.size()), cols}, dtype);
+    return from_data(static_cast<const void*>(flat.data()), dtype_of<T>(), flat.size(), {static_cast<int64_t>(rows.size()), cols}, dtype);
   }
   [[noreturn]] static void throw_ragged(int64_t expected, int64_t got);
   // The values converted to dtype `as`, as host bytes (itemsize of `as` each), after realizing what is needed.
