@@ -2,6 +2,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "frontend/host_data.h"
 #include "frontend/lazy_uops.h"
@@ -97,6 +98,13 @@ UOp Tensor::schedule_linear(const std::vector<Tensor>& outputs) {
   std::vector<UOp> uops;
   uops.reserve(outputs.size());
   for (const Tensor& t : outputs) uops.push_back(t.uop());
+  // Every assign (AFTER) and CONTIGUOUS the outputs depend on is stored by this schedule anyway; scheduling them
+  // as outputs too maps them to their buffers, so a live tensor that holds one does not run its store a second
+  // time later (tinygrad tags them for realization as well).
+  std::unordered_set<const UOpNode*> seen;
+  for (const UOp& u : uops) seen.insert(u.get());
+  for (const UOp& u : UOp::sink(uops).toposort())
+    if ((u.op() == Ops::AFTER || u.op() == Ops::CONTIGUOUS) && seen.insert(u.get()).second) uops.push_back(u);
   ScheduleResult r = schedule(uops);
   apply_map_to_tensors(r.becomes);
   return r.linear;

@@ -133,6 +133,28 @@ TEST(Assign, ReadersBuiltBeforeKeepTheOldValue) {
   EXPECT_EQ(a.tolist<float>(), (std::vector<float>{2, 4, 6}));
 }
 
+TEST(Assign, SchedulingAReaderRealizesTheAssignToo) {
+  Tensor b = Tensor({1.f, 2.f, 3.f}).realize();
+  b.assign(b * 10);
+  Tensor c = b + 1;
+  c.realize();
+  EXPECT_TRUE(b.is_realized());  // b's store ran with c's schedule: b now names its buffer, not the AFTER
+  EXPECT_EQ(b.tolist<float>(), (std::vector<float>{10, 20, 30}));  // so reading b does not store a second time
+  EXPECT_EQ(c.tolist<float>(), (std::vector<float>{11, 21, 31}));
+  Tensor a = Tensor({1.f, 2.f, 3.f}).realize();
+  a.assign(a + 1);
+  EXPECT_EQ(a.reshape({3, 1}).tolist<float>(), (std::vector<float>{2, 3, 4}));  // a view of a is copied out...
+  EXPECT_EQ(a.tolist<float>(), (std::vector<float>{2, 3, 4}));                  // ...and a itself was stored once
+}
+
+TEST(Contiguous, ScheduledWithAReaderItKeepsItsBuffer) {
+  Tensor x = Tensor({1.f, 2.f}).realize();
+  Tensor c = (x * 2).contiguous();
+  Tensor y = c + 1;
+  y.realize();
+  EXPECT_TRUE(c.is_realized());
+}
+
 TEST(Assign, ToAnUnstoredTensorJustRepoints) {
   Tensor z = Tensor::zeros({2});
   Tensor v = Tensor({5.f, 6.f});
