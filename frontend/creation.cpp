@@ -93,6 +93,7 @@ Tensor Tensor::arange(Scalar start, Scalar stop, Scalar step, DType dtype) {
     __int128 span = static_cast<__int128>(i1) - i0;
     __int128 n = span / is + ((span % is != 0 && ((span > 0) == (is > 0))) ? 1 : 0);  // ceil(span / step)
     if (n < 0) n = 0;
+    if (n > (__int128{1} << 40)) fail("arange", "[" + std::to_string(i0) + ", " + std::to_string(i1) + ") by " + std::to_string(is) + " has too many elements");
     std::vector<int64_t> v(static_cast<size_t>(n));
     for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<int64_t>(i0 + static_cast<__int128>(i) * is);
     return values_tensor("arange", v, {static_cast<int64_t>(v.size())}, dtype);

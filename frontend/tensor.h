@@ -423,7 +423,7 @@ std::vector<T> Tensor::tolist() const {
   if constexpr (std::is_same_v<T, bool>) {
     for (size_t i = 0; i < n; i++) out[i] = bytes[i] != std::byte{0};
   } else {
-    std::memcpy(out.data(), bytes.data(), n * sizeof(T));
+    if (n) std::memcpy(out.data(), bytes.data(), n * sizeof(T));
   }
   return out;
 }

@@ -49,7 +49,9 @@ TEST(Indexing, NegativeStepsFlip) {
   bool saw_flip = false, saw_pad = false;
   for (const UOp& u : s.uop().toposort()) {
     saw_flip |= u.op() == Ops::FLIP;
-    if (u.op() == Ops::SHRINK && u.src(0).op() == Ops::BUFFER) EXPECT_EQ(u.arg_as<IntTuple>(), (IntTuple{4, 9}));
+    if (u.op() == Ops::SHRINK && u.src(0).op() == Ops::BUFFER) {
+      EXPECT_EQ(u.arg_as<IntTuple>(), (IntTuple{4, 9}));
+    }
     if (u.op() == Ops::PAD) {
       saw_pad = true;
       EXPECT_EQ(u.arg_as<IntTuple>(), (IntTuple{0, 1}));
