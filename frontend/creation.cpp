@@ -63,7 +63,8 @@ Tensor Tensor::full(IntTuple shape, Scalar value, std::optional<DType> dtype) {
   check_storage_dtype("full", dt);
   if (std::holds_alternative<double>(value.value()) && !dt.is_float() && !dt.is_bool()) {
     double d = std::get<double>(value.value());
-    if (!std::isfinite(d)) fail("full", "the value " + std::to_string(d) + " has no " + dt.name() + " value; expected a finite number");
+    if (!std::isfinite(d) || std::fabs(d) >= 0x1p63)
+      fail("full", "the value " + std::to_string(d) + " has no " + dt.name() + " value; expected a finite number in range");
     value = Scalar::typed(static_cast<int64_t>(std::trunc(d)), dt);  // as a float cast to int: toward zero
   }
   return Tensor(frontend::const_uop(dt, value.value(), shape));

@@ -140,6 +140,8 @@ TEST(Creation, FullZerosOnesAreVirtualConstants) {
   EXPECT_EQ(Tensor::full({3}, true).dtype(), dtypes::bool_);
   EXPECT_EQ(Tensor::full({2}, 2.9, dtypes::int32).tolist<int>(), (std::vector<int>{2, 2}));
   EXPECT_EQ(Tensor::full({1}, 300, dtypes::uint8).tolist<int>(), (std::vector<int>{44}));
+  EXPECT_EQ(error_of([] { Tensor::full({1}, 1e30, dtypes::int32); }),
+            "full: the value 1000000000000000019884624838656.000000 has no int32 value; expected a finite number in range");
 }
 
 TEST(Creation, RealizeOfAConstantDoesNothing) {
