@@ -338,6 +338,9 @@ class Rangeifier {
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     UOp out = lower_uncached(node, idx, valid, producer);
     memo_.emplace(std::move(key), out);
+    // The key holds raw pointers: its nodes must outlive the memo, or a new node at a freed address would hit.
+    memo_keys_alive_.push_back(valid);
+    memo_keys_alive_.insert(memo_keys_alive_.end(), idx.begin(), idx.end());
     return out;
   }
 
@@ -394,6 +397,7 @@ class Rangeifier {
     slot_of_.clear();
     reads_.clear();
     memo_.clear();
+    memo_keys_alive_.clear();
     next_axis_ = 0;
     root_ = n;
     const IntTuple& shape = shape_of(n);
@@ -454,6 +458,7 @@ class Rangeifier {
   std::unordered_map<const UOpNode*, int64_t> slot_of_;
   std::vector<StateRead> reads_;
   std::map<std::vector<const void*>, UOp> memo_;
+  std::vector<UOp> memo_keys_alive_;
   int64_t next_axis_ = 0;
 };
 

@@ -120,6 +120,28 @@ TEST(MemoryPlan, AChainOfContiguousIntermediatesNeedsTwoSlotsWhateverItsLength) 
   }
 }
 
+// schedule_linear repoints every live tensor: scheduling some of many live tensors, one at a time, must leave
+// every tensor's value as it was (scheduled ones now read their buffers, the others still compute).
+TEST(Repointing, ManyLiveTensorsKeepTheirValuesAcrossRepeatedSchedules) {
+  Tensor::manual_seed(7);
+  for (int round = 0; round < 20; round++) {
+    std::vector<Tensor> live;
+    std::vector<std::vector<double>> want;
+    Tensor base = R({4, 8});
+    for (int i = 0; i < 12; i++) {
+      Tensor t = i % 3 == 0 ? (base * (i + 1)).sum(1) : i % 3 == 1 ? (base + i).relu().max(0) : (base - i).std(1);
+      live.push_back(t);
+      want.push_back(testing::as_doubles(testing::reference_eval(t.uop())));
+    }
+    for (int i = 0; i < 12; i += 2) run_linear(live[i].schedule_linear());  // half of them, one at a time
+    for (int i = 0; i < 12; i++) {
+      std::vector<double> got = testing::as_doubles(testing::reference_eval(live[i].uop()));
+      ASSERT_EQ(got.size(), want[i].size());
+      for (size_t k = 0; k < got.size(); k++) ASSERT_NEAR(got[k], want[i][k], 1e-4 * (1 + std::abs(want[i][k]))) << "round " << round << " tensor " << i;
+    }
+  }
+}
+
 TEST(FusionCorpusSize, HasAtLeastThirtyCasesThatAllMatchTinygrad) {
   std::vector<Case> cases = corpus();
   EXPECT_GE(cases.size(), 30u);
