@@ -69,7 +69,9 @@ TEST(Schedule, SeedMovementTracePadsSixFloatsToTwentyThenShrinksToFiveInOneKerne
   EXPECT_EQ(call.src(1).arg_as<int64_t>(), 5) << "a five-float output";
   EXPECT_EQ(call.src(2).arg_as<int64_t>(), 6) << "a six-float input";
   for (const UOp& u : call.src(0).toposort())
-    if (u.op() == Ops::PARAM) EXPECT_NE(u.shape()->at(0), 20) << "no 20-element buffer exists";
+    if (u.op() == Ops::PARAM) {
+      EXPECT_NE(u.shape()->at(0), 20) << "no 20-element buffer exists";
+    }
   run_linear(r.linear);
   EXPECT_EQ(values(r.becomes[0].second), (std::vector<float>{0, 0, 1, 2, 3}));
 }
