@@ -15,18 +15,4 @@ inline void PrintTo(const UOp& u, std::ostream* os) { *os << (u ? render_expr(u)
 
 }  // namespace doorbell
 
-namespace doorbell::testing {
-
-// The message of the exception of type E that f throws; a test failure (and "") when it throws nothing.
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an exception, none was thrown";
-  return "";
-}
-
-}  // namespace doorbell::testing
+#include "tests/common/error_of.h"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/printer.h"
+#include "tests/common/error_of.h"
 
 namespace doorbell {
 
@@ -19,6 +20,8 @@ namespace doorbell {
 inline void PrintTo(const UOp& u, std::ostream* os) { *os << (u ? render_expr(u) : std::string("null UOp")); }
 
 namespace {
+
+using testing::error_of;
 
 // Buffers with ids far from new_buffer's, so the arenas the planner makes never collide with them.
 int64_t next_test_id = int64_t{1} << 40;
@@ -53,17 +56,6 @@ int64_t offset_at(const UOp& lin, size_t call_index, size_t arg_index) {
   const UOp& v = arg_at(lin, call_index, arg_index);
   EXPECT_TRUE(is_view(v)) << "call " << call_index << " arg " << arg_index << " is not a view";
   return is_view(v) ? std::get<int64_t>(v.src(1).arg()) : -1;
-}
-
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an exception, none was thrown";
-  return "";
 }
 
 using Held = std::unordered_set<const UOpNode*>;
