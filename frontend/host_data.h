@@ -3,12 +3,13 @@
 #pragma once
 #include <cstddef>
 
+#include "ir/element_storage.h"
 #include "ir/uop.h"
 
 namespace doorbell::frontend {
 
-ConstValue load_element(DType dt, const std::byte* src);
-void store_element(DType dt, const ConstValue& v, std::byte* dst);  // v already a value of dt (convert_value)
+using doorbell::load_element;   // ir/element_storage.h
+using doorbell::store_element;
 // Converts `count` elements stored as src_dt into dst_dt (ints wrap, floats round, bool is != 0).
 // Throws std::invalid_argument naming `op` for a float with no value in an integer dtype (NaN, out of range).
 void convert_elements(const char* op, const std::byte* src, DType src_dt, size_t count, DType dst_dt, std::byte* dst);

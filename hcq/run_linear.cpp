@@ -5,48 +5,18 @@
 #include <unordered_map>
 
 #include "hcq/host_buffers.h"
+#include "ir/element_storage.h"
 #include "ir/exec_alu.h"
 #include "ir/printer.h"
 
 namespace doorbell {
 namespace {
 
-ConstValue read_element(DType dt, const std::byte* p) {
-  auto get = [&](auto v) { std::memcpy(&v, p, sizeof v); return v; };
-  switch (dt.scalar_type) {
-    case ScalarType::Bool: return get(uint8_t{}) != 0;
-    case ScalarType::Int8: return int64_t{get(int8_t{})};
-    case ScalarType::Int16: return int64_t{get(int16_t{})};
-    case ScalarType::Int32: return int64_t{get(int32_t{})};
-    case ScalarType::Int64: return get(int64_t{});
-    case ScalarType::UInt8: return int64_t{get(uint8_t{})};
-    case ScalarType::UInt16: return int64_t{get(uint16_t{})};
-    case ScalarType::UInt32: return int64_t{get(uint32_t{})};
-    case ScalarType::UInt64: return static_cast<int64_t>(get(uint64_t{}));
-    case ScalarType::Float16: return static_cast<double>(half_bits_to_float(get(uint16_t{})));
-    case ScalarType::BFloat16: return static_cast<double>(bfloat16_bits_to_float(get(uint16_t{})));
-    case ScalarType::Float32: return static_cast<double>(get(float{}));
-    case ScalarType::Float64: return get(double{});
-    default: throw std::invalid_argument("run_linear: cannot load " + dt.name());
-  }
-}
-
+// A stored value must fit its dtype: convert it first (integers wrap, floats round).
 void write_element(DType dt, std::byte* p, const ConstValue& v) {
-  auto put = [&](auto x) { std::memcpy(p, &x, sizeof x); };
   std::optional<ConstValue> c = convert_value(dt, v);
   if (!c) throw std::runtime_error("run_linear: a value out of range for " + dt.name() + " was stored");
-  switch (dt.scalar_type) {
-    case ScalarType::Bool: put(static_cast<uint8_t>(std::get<bool>(*c))); break;
-    case ScalarType::Int8: case ScalarType::UInt8: put(static_cast<uint8_t>(std::get<int64_t>(*c))); break;
-    case ScalarType::Int16: case ScalarType::UInt16: put(static_cast<uint16_t>(std::get<int64_t>(*c))); break;
-    case ScalarType::Int32: case ScalarType::UInt32: put(static_cast<uint32_t>(std::get<int64_t>(*c))); break;
-    case ScalarType::Int64: case ScalarType::UInt64: put(std::get<int64_t>(*c)); break;
-    case ScalarType::Float16: put(float_to_half_bits(static_cast<float>(std::get<double>(*c)))); break;
-    case ScalarType::BFloat16: put(float_to_bfloat16_bits(static_cast<float>(std::get<double>(*c)))); break;
-    case ScalarType::Float32: put(static_cast<float>(std::get<double>(*c))); break;
-    case ScalarType::Float64: put(std::get<double>(*c)); break;
-    default: throw std::invalid_argument("run_linear: cannot store " + dt.name());
-  }
+  store_element(dt, *c, p);
 }
 
 int64_t as_index(const ConstValue& v) {
@@ -120,7 +90,7 @@ class KernelInterpreter {
     switch (u.op()) {
       case Ops::LOAD: {
         auto [dt, p] = element(u.src(0));
-        return p ? read_element(dt, p) : *convert_value(dt, int64_t{0});
+        return p ? load_element(dt, p) : *convert_value(dt, int64_t{0});
       }
       case Ops::REDUCE: {
         Ops op = u.arg_as<ReduceArg>().op;

@@ -7,7 +7,7 @@
 #include "hcq/host_buffers.h"
 #include "ir/exec_alu.h"
 #include "ir/printer.h"
-#include "frontend/host_data.h"
+#include "ir/element_storage.h"
 
 namespace doorbell::testing {
 namespace {
@@ -51,7 +51,7 @@ class Evaluator {
     Dense out{shape, u.dtype(), std::vector<ConstValue>(numel(shape), zero(u.dtype().is_void() ? dtypes::float32 : u.dtype()))};
     if (op == Ops::BUFFER) {
       std::span<std::byte> b = buffer_bytes(u);
-      for (int64_t i = 0; i < numel(shape); i++) out.data[i] = frontend::load_element(u.dtype(), b.data() + i * u.dtype().itemsize());
+      for (int64_t i = 0; i < numel(shape); i++) out.data[i] = load_element(u.dtype(), b.data() + i * u.dtype().itemsize());
       return out;
     }
     if (op == Ops::CONST) { out.data = {u.const_value()}; return out; }
