@@ -17,6 +17,13 @@ Store& store() {
   return *s;
 }
 
+// A buffer's bytes live as long as its identity: when the last UOp naming UNIQUE(id) goes, so do they.
+void release_storage(int64_t id) {
+  std::lock_guard lock(store().mu);
+  store().bytes.erase(id);
+}
+[[maybe_unused]] const bool kHookRegistered = (set_unique_freed_hook(release_storage), true);
+
 int64_t count_of(const UOp& b) { return b.arg_as<int64_t>(); }
 
 void check_buffer(const UOp& b) {
@@ -43,6 +50,13 @@ std::span<std::byte> buffer_bytes(const UOp& b) {
   std::vector<std::byte>& v = store().bytes[id];
   if (v.size() < nbytes) v.resize(nbytes);
   return std::span<std::byte>(v.data(), nbytes);
+}
+
+size_t host_storage_bytes() {
+  std::lock_guard lock(store().mu);
+  size_t total = 0;
+  for (auto& [id, v] : store().bytes) total += v.size();
+  return total;
 }
 
 bool buffer_allocated(const UOp& b) {

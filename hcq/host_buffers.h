@@ -12,6 +12,8 @@ namespace doorbell {
 // The host bytes of a BUFFER (count * itemsize of its dtype). Throws std::invalid_argument for a non-buffer.
 std::span<std::byte> buffer_bytes(const UOp& buffer);
 bool buffer_allocated(const UOp& buffer);
+// Bytes of host storage held by all buffers (storage is released when a buffer's UNIQUE identity dies).
+size_t host_storage_bytes();
 // Frees the storage of a buffer (no-op when it has none).
 void free_buffer(const UOp& buffer);
 

@@ -132,6 +132,7 @@ bool try_acquire(const UOpNode* n) {  // a reference to a node whose count may b
 }
 
 std::atomic<size_t> g_live{0};
+std::atomic<UniqueFreedHook> g_unique_freed{nullptr};
 
 // Freed nodes release their sources iteratively: dropping the head of a million-node chain must not recurse.
 void destroy(UOpNode* first) {
@@ -143,10 +144,14 @@ void destroy(UOpNode* first) {
   while (!pending.empty()) {
     UOpNode* n = pending.back();
     pending.pop_back();
+    bool replaced;
     {
       std::lock_guard lock(table().mu);
-      if (!n->orphaned) table().nodes.erase(n);
+      replaced = n->orphaned;  // an equal node was built meanwhile: the identity lives on in it
+      if (!replaced) table().nodes.erase(n);
     }
+    if (n->op == Ops::UNIQUE && !replaced)
+      if (UniqueFreedHook hook = g_unique_freed.load(std::memory_order_acquire)) hook(std::get<int64_t>(n->arg));
     std::vector<UOp> src = std::move(n->src);
     delete n;
     g_live.fetch_sub(1, std::memory_order_relaxed);
@@ -183,6 +188,7 @@ UOp& UOp::operator=(UOp&& o) noexcept {
 }
 
 size_t live_uop_count() { return g_live.load(std::memory_order_relaxed); }
+void set_unique_freed_hook(UniqueFreedHook hook) { g_unique_freed.store(hook, std::memory_order_release); }
 
 // ---- validation and derivation ---------------------------------------------------------------------------
 

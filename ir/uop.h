@@ -177,6 +177,11 @@ inline UOp::UOp(const UOp& o) noexcept : node_(o.node_) {
 // How many UOp nodes are alive in this process (for leak tests and statistics).
 size_t live_uop_count();
 
+// Called with the id of a UNIQUE node when its last handle goes: no buffer with that identity exists any more,
+// so storage kept for it can be released (hcq/host_buffers registers one). One hook; nullptr removes it.
+using UniqueFreedHook = void (*)(int64_t id);
+void set_unique_freed_hook(UniqueFreedHook hook);
+
 struct UOpHash {
   size_t operator()(const UOp& u) const noexcept { return std::hash<const void*>()(u.get()); }
 };

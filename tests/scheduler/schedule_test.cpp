@@ -194,6 +194,32 @@ TEST(Schedule, BuffersOfAnotherSizeOrDtypeAreACacheMiss) {
   EXPECT_FALSE(schedule({graph(new_buffer(dtypes::float32, 4, "NV"))}).cache_hit) << "another device";
 }
 
+TEST(HostBuffers, StorageIsReleasedWhenTheLastUOpNamingTheBufferGoes) {
+  size_t before = host_storage_bytes();
+  {
+    UOp b = new_buffer(dtypes::float32, 1000);
+    UOp view = UOp::make(Ops::RESHAPE, dtypes::float32, {b}, IntTuple{10, 100});
+    buffer_bytes(b)[0] = std::byte{1};
+    EXPECT_EQ(host_storage_bytes(), before + 4000);
+    b = UOp();
+    EXPECT_EQ(host_storage_bytes(), before + 4000) << "the view still names the buffer";
+    EXPECT_EQ(buffer_bytes(base_buffer(view))[0], std::byte{1});
+  }
+  EXPECT_EQ(host_storage_bytes(), before);
+}
+
+TEST(HostBuffers, ScheduledIntermediatesAndOutputsAreReleasedWithTheirGraphs) {
+  size_t before = host_storage_bytes();
+  {
+    UOp x = data({1, 2, 3, 4}, {4});
+    ScheduleResult r = schedule({UOp::make(Ops::CONTIGUOUS, dtypes::float32, {x + full(1, {4})}) * full(2, {4})});
+    run_linear(r.linear);
+    EXPECT_EQ(values(r.becomes[0].second), (std::vector<float>{4, 6, 8, 10}));
+    EXPECT_GT(host_storage_bytes(), before);
+  }
+  EXPECT_EQ(host_storage_bytes(), before);
+}
+
 TEST(Schedule, AnAssignWithTheWrongShapeIsAnError) {
   UOp t = data({1, 2, 3}, {3});
   UOp v = full(1, {2});
