@@ -95,25 +95,60 @@ bool linearize(const UOp& root, bool exact_mode, Linear& out) {
   return true;
 }
 
-// The canonical sum: like factors combined, factors ordered by content key, the constant last.
-UOp build_sum(DType dt, std::vector<Term> terms, I k) {
+// Like factors merged (coefficients modulo 2^bits), zero terms dropped, ordered by content key.
+std::vector<Term> merge_terms(DType dt, std::vector<Term> terms) {
   std::stable_sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return a.factor.key() < b.factor.key(); });
-  UOp acc;
+  std::vector<Term> merged;
   for (size_t i = 0; i < terms.size();) {
     I coef = 0;
     size_t j = i;
     for (; j < terms.size() && terms[j].factor == terms[i].factor; j++) coef += terms[j].coef;
     coef = ring(dt, coef);
-    if (coef != 0) {
-      UOp t = coef == 1 ? terms[i].factor : UOp::make(Ops::MUL, dt, {terms[i].factor, iconst(dt, coef)});
-      acc = acc ? UOp::make(Ops::ADD, dt, {acc, t}) : t;
-    }
+    if (coef != 0) merged.push_back({terms[i].factor, coef});
     i = j;
   }
-  k = ring(dt, k);
+  return merged;
+}
+
+// The canonical sum of merged terms and a constant (already modulo 2^bits): ((t0 + t1) + ...) + k.
+UOp build_merged(DType dt, const std::vector<Term>& merged, I k) {
+  UOp acc;
+  for (const Term& t : merged) {
+    UOp u = t.coef == 1 ? t.factor : UOp::make(Ops::MUL, dt, {t.factor, iconst(dt, t.coef)});
+    acc = acc ? UOp::make(Ops::ADD, dt, {acc, u}) : u;
+  }
   if (k != 0 || !acc) acc = acc ? UOp::make(Ops::ADD, dt, {acc, iconst(dt, k)}) : iconst(dt, k);
   return acc;
 }
+
+// Whether u is already build_merged(dt, merged, k), checked without building anything: most sums a pass meets
+// are canonical, and rebuilding them only to find the same node is most of the simplifier's cost.
+bool is_merged(const UOp& u, DType dt, const std::vector<Term>& merged, I k) {
+  const UOp* cur = &u;
+  if (merged.empty()) return int_const(*cur) == k && cur->dtype() == dt;
+  if (k != 0) {
+    if (cur->op() != Ops::ADD || cur->dtype() != dt || int_const(cur->src(1)) != k) return false;
+    cur = &cur->src(0);
+  }
+  for (size_t i = merged.size(); i-- > 0;) {
+    const UOp* term = cur;
+    if (i > 0) {
+      if (cur->op() != Ops::ADD || cur->dtype() != dt) return false;
+      term = &cur->src(1);
+      cur = &cur->src(0);
+    }
+    const Term& t = merged[i];
+    if (t.coef == 1) {
+      if (!(*term == t.factor)) return false;
+    } else if (term->op() != Ops::MUL || term->dtype() != dt || !(term->src(0) == t.factor) || int_const(term->src(1)) != t.coef) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The canonical sum: like factors combined, factors ordered by content key, the constant last.
+UOp build_sum(DType dt, std::vector<Term> terms, I k) { return build_merged(dt, merge_terms(dt, std::move(terms)), ring(dt, k)); }
 
 // k*(x%c) + k*c*(x//c) is k*x: floor division and modulo recombine (exact, so valid under wraparound too).
 void recombine_div_mod(DType dt, std::vector<Term>& terms) {
@@ -142,7 +177,10 @@ UOp canonical_sum(const Match& m) {
   Linear l;
   linearize(u, false, l);
   recombine_div_mod(u.dtype(), l.terms);
-  return build_sum(u.dtype(), std::move(l.terms), l.k);
+  std::vector<Term> merged = merge_terms(u.dtype(), std::move(l.terms));
+  I k = ring(u.dtype(), l.k);
+  if (is_merged(u, u.dtype(), merged, k)) return UOp();
+  return build_merged(u.dtype(), merged, k);
 }
 
 // ---- division and modulo by a constant -----------------------------------------------------------------
