@@ -1,0 +1,371 @@
+#include "compiler/c_renderer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "ir/printer.h"
+
+namespace doorbell {
+namespace {
+
+// Helpers shared by every kernel. static inline: clang emits only the ones a kernel uses.
+// The float16 and bfloat16 conversions are ir/exec_alu.cpp's, line for line, so both round identically.
+constexpr const char* kPrelude = R"C(#include <stdint.h>
+static inline uint32_t db_f2u(float f) { uint32_t u; __builtin_memcpy(&u, &f, 4); return u; }
+static inline float db_u2f(uint32_t u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
+static inline float db_h2f(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  if (exp == 0x1f) return db_u2f(sign | 0x7f800000u | (man << 13));
+  if (exp == 0) { float v = (float)man * 0x1p-24f; return sign ? -v : v; }
+  return db_u2f(sign | ((exp - 15 + 127) << 23) | (man << 13));
+}
+static inline uint16_t db_f2h(float f) {
+  uint32_t x = db_f2u(f);
+  uint16_t sign = (x >> 16) & 0x8000;
+  uint32_t exp = (x >> 23) & 0xff, man = x & 0x7fffff;
+  if (exp == 0xff) return sign | 0x7c00 | (man ? 0x200 | (man >> 13) : 0);
+  int e = (int)exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    man |= 0x800000;
+    int shift = 14 - e;
+    uint32_t hm = man >> shift, rem = man & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (hm & 1))) hm++;
+    return sign | (uint16_t)hm;
+  }
+  uint32_t half = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) half++;
+  return sign | (uint16_t)half;
+}
+static inline float db_bf2f(uint16_t b) { return db_u2f((uint32_t)b << 16); }
+static inline uint16_t db_f2bf(float f) {
+  uint32_t u = db_f2u(f);
+  if (f != f) return (uint16_t)((u >> 16) | 0x40);
+  u += 0x7fff + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}
+static inline float db_rh(float f) { return db_h2f(db_f2h(f)); }
+static inline float db_rbf(float f) { return db_bf2f(db_f2bf(f)); }
+static inline float db_maxf(float a, float b) { return (a != a || b != b) ? __builtin_nanf("") : (a < b ? b : a); }
+static inline double db_maxd(double a, double b) { return (a != a || b != b) ? __builtin_nan("") : (a < b ? b : a); }
+/* Division by zero gives 0 and INT64_MIN / -1 wraps instead of trapping: the IR leaves both undefined. */
+static inline int64_t db_cdiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? (int64_t)(0ull - (uint64_t)a) : a / b; }
+static inline int64_t db_cmod(int64_t a, int64_t b) { return (b == 0 || b == -1) ? 0 : a % b; }
+static inline int64_t db_floordiv(int64_t a, int64_t b) {
+  int64_t q = db_cdiv(a, b);
+  if (b != 0 && b != -1 && a % b != 0 && ((a < 0) != (b < 0))) q--;
+  return q;
+}
+static inline int64_t db_floormod(int64_t a, int64_t b) {
+  int64_t r = db_cmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+static inline uint64_t db_udiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b; }
+static inline uint64_t db_umod(uint64_t a, uint64_t b) { return b == 0 ? 0 : a % b; }
+)C";
+
+[[noreturn]] void fail(const std::string& what, const UOp& u) {
+  throw std::invalid_argument("render_c: " + what + ": " + print_node(u));
+}
+
+bool is_half(DType d) { return d.scalar_type == ScalarType::Float16 || d.scalar_type == ScalarType::BFloat16; }
+bool is_double(DType d) { return d.scalar_type == ScalarType::Float64 || d.scalar_type == ScalarType::WeakFloat; }
+
+// The C type that holds a value of `d` in a register.
+std::string ctype(DType d) {
+  if (d.lanes != 1) throw std::invalid_argument("render_c: vector dtype " + d.name() + " is not supported yet");
+  switch (d.scalar_type) {
+    case ScalarType::Bool: case ScalarType::UInt8: return "uint8_t";
+    case ScalarType::Int8: return "int8_t";
+    case ScalarType::Int16: return "int16_t";
+    case ScalarType::Int32: return "int32_t";
+    case ScalarType::Int64: case ScalarType::WeakInt: return "int64_t";
+    case ScalarType::UInt16: return "uint16_t";
+    case ScalarType::UInt32: return "uint32_t";
+    case ScalarType::UInt64: return "uint64_t";
+    case ScalarType::Float16: case ScalarType::BFloat16: case ScalarType::Float32: return "float";
+    case ScalarType::Float64: case ScalarType::WeakFloat: return "double";
+    default: throw std::invalid_argument("render_c: dtype " + d.name() + " has no C type");
+  }
+}
+// The C type of an element in memory: 16-bit floats are stored as their bits.
+std::string storage_type(DType d) { return is_half(d) ? "uint16_t" : ctype(d); }
+std::string unsigned_type(DType d) {
+  switch (d.bitsize() == 0 ? 64 : d.bitsize()) {
+    case 8: return "uint8_t";
+    case 16: return "uint16_t";
+    case 32: return "uint32_t";
+    default: return "uint64_t";
+  }
+}
+
+// Rounds a float32 expression to a 16-bit float type; other types are already exact.
+std::string round_to(DType d, const std::string& e) {
+  if (d.scalar_type == ScalarType::Float16) return "db_rh(" + e + ")";
+  if (d.scalar_type == ScalarType::BFloat16) return "db_rbf(" + e + ")";
+  return e;
+}
+
+std::string float_literal(DType d, double v) {
+  bool dbl = is_double(d);
+  if (std::isnan(v)) return dbl ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")";
+  if (std::isinf(v)) return std::string(v < 0 ? "(-" : "(") + (dbl ? "__builtin_inf())" : "__builtin_inff())");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "(%a%s)", v, dbl ? "" : "f");
+  return buf;
+}
+
+std::string int_literal(DType d, __int128 v) {
+  char buf[64];
+  if (d.scalar_type == ScalarType::UInt64) {
+    std::snprintf(buf, sizeof buf, "%lluull", static_cast<unsigned long long>(v));
+    return buf;
+  }
+  if (v == INT64_MIN) return "(-9223372036854775807ll - 1)";
+  std::snprintf(buf, sizeof buf, "((%s)%lldll)", ctype(d).c_str(), static_cast<long long>(v));
+  return buf;
+}
+
+std::string const_literal(const UOp& u) {
+  ConstValue v = u.const_value();
+  DType d = u.dtype();
+  if (d.is_bool()) return std::get<bool>(v) ? "1" : "0";
+  if (d.is_float()) return float_literal(d, std::get<double>(v));
+  if (d.scalar_type == ScalarType::UInt64) return int_literal(d, static_cast<uint64_t>(std::get<int64_t>(v)));
+  return int_literal(d, std::get<int64_t>(v));
+}
+
+// The identity of a reduce op: the accumulator's start. Float sums start at -0.0 so that a sum of -0.0 stays -0.0.
+std::string reduce_identity(Ops op, DType d) {
+  if (d.is_bool()) return op == Ops::MUL ? "1" : "0";
+  if (d.is_float()) return op == Ops::ADD ? float_literal(d, -0.0) : op == Ops::MUL ? float_literal(d, 1.0) : float_literal(d, -INFINITY);
+  if (op == Ops::ADD) return int_literal(d, 0);
+  if (op == Ops::MUL) return int_literal(d, 1);
+  return int_literal(d, int_min(d));
+}
+
+// A float op computed in double and rounded once to `d`, as exec_alu does for the math library's functions.
+std::string via_double(DType d, const std::string& call) {
+  if (is_double(d)) return call;
+  return round_to(d, "(float)" + call);
+}
+
+std::string int_div(Ops op, DType d, const std::string& a, const std::string& b) {
+  std::string t = ctype(d);
+  if (d.scalar_type == ScalarType::UInt64)
+    return std::string(op == Ops::CDIV || op == Ops::FLOORDIV ? "db_udiv(" : "db_umod(") + a + ", " + b + ")";
+  const char* fn = op == Ops::CDIV ? "db_cdiv" : op == Ops::CMOD ? "db_cmod" : op == Ops::FLOORDIV ? "db_floordiv" : "db_floormod";
+  return "((" + t + ")" + fn + "((int64_t)" + a + ", (int64_t)" + b + "))";
+}
+
+std::string cast(DType out, const std::string& a) {
+  if (out.is_bool()) return "(uint8_t)(" + a + " != 0)";
+  if (is_half(out)) return round_to(out, "(float)" + a);
+  return "(" + ctype(out) + ")" + a;
+}
+
+std::string bitcast(DType out, DType in, const std::string& a) {
+  std::string s = storage_type(in), t = storage_type(out);
+  std::string src = in.scalar_type == ScalarType::Float16 ? "db_f2h(" + a + ")" : in.scalar_type == ScalarType::BFloat16 ? "db_f2bf(" + a + ")" : a;
+  std::string bits = "({ " + s + " s_ = " + src + "; " + t + " t_; __builtin_memcpy(&t_, &s_, sizeof t_); t_; })";
+  if (out.scalar_type == ScalarType::Float16) return "db_h2f(" + bits + ")";
+  if (out.scalar_type == ScalarType::BFloat16) return "db_bf2f(" + bits + ")";
+  if (out.is_bool()) return "(uint8_t)(" + bits + " != 0)";
+  return bits;
+}
+
+// One ALU op on rendered operands. `u` is only for error messages.
+std::string alu(const UOp& u, Ops op, DType out, const std::vector<std::string>& a, const std::vector<DType>& in) {
+  std::string t = ctype(out);
+  bool f = out.is_float(), b = out.is_bool();
+  auto bin = [&](const char* sym) { return "(" + a[0] + " " + sym + " " + a[1] + ")"; };
+  auto wrap = [&](const std::string& e) { return "((" + t + ")" + e + ")"; };
+  switch (op) {
+    case Ops::ADD: return b ? bin("|") : f ? round_to(out, bin("+")) : wrap(bin("+"));
+    case Ops::SUB: return b ? bin("^") : f ? round_to(out, bin("-")) : wrap(bin("-"));
+    case Ops::MUL: return b ? bin("&") : f ? round_to(out, bin("*")) : wrap(bin("*"));
+    case Ops::FDIV:
+      if (!f) fail("FDIV needs a float dtype", u);
+      return round_to(out, bin("/"));
+    case Ops::MAX:
+      if (f) return std::string(is_double(out) ? "db_maxd(" : "db_maxf(") + a[0] + ", " + a[1] + ")";
+      return "(" + a[0] + " < " + a[1] + " ? " + a[1] + " : " + a[0] + ")";
+    case Ops::NEG: return b ? a[0] : f ? "(-" + a[0] + ")" : wrap("(-" + a[0] + ")");
+    case Ops::TRUNC: return !f ? a[0] : is_double(out) ? "__builtin_trunc(" + a[0] + ")" : "__builtin_truncf(" + a[0] + ")";
+    case Ops::SQRT: case Ops::EXP2: case Ops::LOG2: case Ops::SIN: {
+      if (!f) fail("a float dtype is required", u);
+      const char* fn = op == Ops::SQRT ? "__builtin_sqrt" : op == Ops::EXP2 ? "__builtin_exp2" : op == Ops::LOG2 ? "__builtin_log2" : "__builtin_sin";
+      return via_double(out, std::string(fn) + "((double)" + a[0] + ")");
+    }
+    case Ops::POW:
+      if (!f) fail("POW needs a float dtype", u);
+      return via_double(out, "__builtin_pow((double)" + a[0] + ", (double)" + a[1] + ")");
+    case Ops::RECIPROCAL:
+      if (!f) fail("RECIPROCAL needs a float dtype", u);
+      return is_double(out) ? "(1.0 / " + a[0] + ")" : round_to(out, "(1.0f / " + a[0] + ")");
+    case Ops::MULACC:
+      if (f) return via_double(out, "((double)" + a[0] + " * (double)" + a[1] + " + (double)" + a[2] + ")");
+      return b ? "((" + a[0] + " & " + a[1] + ") | " + a[2] + ")" : wrap("(" + a[0] + " * " + a[1] + " + " + a[2] + ")");
+    case Ops::CMPLT: return "(uint8_t)" + bin("<");
+    case Ops::CMPNE: return "(uint8_t)" + bin("!=");
+    case Ops::CMPEQ: return "(uint8_t)" + bin("==");
+    case Ops::AND: return wrap(bin("&"));
+    case Ops::OR: return wrap(bin("|"));
+    case Ops::XOR: return wrap(bin("^"));
+    case Ops::SHL: return wrap("((" + unsigned_type(out) + ")" + a[0] + " << " + a[1] + ")");
+    case Ops::SHR: return wrap(bin(">>"));
+    case Ops::CDIV: case Ops::CMOD: case Ops::FLOORDIV: case Ops::FLOORMOD:
+      if (f || b) fail("integer division needs an integer dtype", u);
+      return int_div(op, out, a[0], a[1]);
+    case Ops::WHERE: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+    case Ops::CAST: return cast(out, a[0]);
+    case Ops::BITCAST: return bitcast(out, in[0], a[0]);
+    default: fail("no C rendering for this op", u);
+  }
+}
+
+class CRenderer {
+ public:
+  std::string render(const std::string& name, const UOp& sink, const std::vector<Statement>& statements) {
+    out_ = kPrelude;
+    out_ += "void " + name + "(void* const* bufs, const int64_t* vars, int32_t core_id, int32_t core_count) {\n";
+    out_ += "  (void)vars; (void)core_id; (void)core_count;\n";
+    std::map<int64_t, UOp> params;
+    for (const UOp& u : sink.toposort())
+      if (u.op() == Ops::PARAM) params.emplace(u.arg_as<ParamArg>().slot, u);
+    for (const auto& [slot, p] : params) {
+      std::string t = storage_type(p.dtype()), n = "data" + std::to_string(slot);
+      out_ += "  " + t + "* restrict " + n + " = (" + t + "*)bufs[" + std::to_string(slot) + "];\n";
+      names_[p.get()] = n;
+    }
+    bool any_split = false;
+    for (const Statement& s : statements) any_split |= s.kind == StatementKind::BEGIN_LOOP && s.split;
+    // Without a loop to divide, core 0 does all the work and the others have none.
+    if (!any_split) out_ += "  if (core_id != 0) return;\n";
+    depth_ = 1;
+    for (const Statement& s : statements) statement(s, any_split);
+    out_ += "}\n";
+    return out_;
+  }
+
+ private:
+  void line(const std::string& s) { out_ += std::string(2 * depth_, ' ') + s + "\n"; }
+
+  std::string fresh(const char* prefix) { return prefix + std::to_string(counter_++); }
+
+  const std::string& name(const UOp& u) {
+    auto it = names_.find(u.get());
+    if (it == names_.end()) fail("a value is used before it is defined", u);
+    return it->second;
+  }
+
+  std::string expr(const UOp& u) { return u.op() == Ops::CONST ? const_literal(u) : name(u); }
+
+  std::string element(const UOp& index) { return name(index.src(0)) + "[" + expr(index.src(1)) + "]"; }
+
+  std::string load(const UOp& u) {
+    const UOp& index = u.src(0);
+    DType d = index.src(0).dtype();
+    std::string e = element(index);
+    if (d.scalar_type == ScalarType::Float16) e = "db_h2f(" + e + ")";
+    else if (d.scalar_type == ScalarType::BFloat16) e = "db_bf2f(" + e + ")";
+    else if (d.is_bool()) e = "(uint8_t)(" + e + " != 0)";
+    if (index.src().size() == 3) e = "(" + expr(index.src(2)) + " ? " + e + " : 0)";  // a false gate reads 0
+    return e;
+  }
+
+  void statement(const Statement& s, bool any_split) {
+    const UOp& u = s.u;
+    switch (s.kind) {
+      case StatementKind::BEGIN_LOOP: {
+        std::string r = fresh("ridx"), t = ctype(u.dtype()), end = expr(u.src(0));
+        names_[u.get()] = r;
+        split_stack_.push_back(s.split);
+        if (s.split) {
+          line("{");
+          depth_++;
+          line("const " + t + " " + r + "_lo = (" + t + ")((__int128)" + end + " * core_id / core_count);");
+          line("const " + t + " " + r + "_hi = (" + t + ")((__int128)" + end + " * (core_id + 1) / core_count);");
+          line("for (" + t + " " + r + " = " + r + "_lo; " + r + " < " + r + "_hi; " + r + "++) {");
+        } else {
+          line("for (" + t + " " + r + " = 0; " + r + " < " + end + "; " + r + "++) {");
+        }
+        depth_++;
+        return;
+      }
+      case StatementKind::END_LOOP:
+        depth_--;
+        line("}");
+        if (split_stack_.back()) {
+          depth_--;
+          line("}");
+        }
+        split_stack_.pop_back();
+        return;
+      case StatementKind::VALUE: {
+        std::string e;
+        if (u.op() == Ops::LOAD) {
+          e = load(u);
+        } else {
+          std::vector<std::string> args;
+          std::vector<DType> in;
+          for (const UOp& x : u.src()) args.push_back(expr(x)), in.push_back(x.dtype());
+          e = alu(u, u.op(), u.dtype(), args, in);
+        }
+        std::string n = fresh(u.op() == Ops::LOAD ? "val" : "alu");
+        line("const " + ctype(u.dtype()) + " " + n + " = " + e + ";");
+        names_[u.get()] = n;
+        return;
+      }
+      case StatementKind::ACC_INIT: {
+        std::string n = fresh("acc");
+        line(ctype(u.dtype()) + " " + n + " = " + reduce_identity(u.arg_as<ReduceArg>().op, u.dtype()) + ";");
+        names_[u.get()] = n;
+        return;
+      }
+      case StatementKind::ACC_UPDATE: {
+        const std::string& acc = name(u);
+        Ops op = u.arg_as<ReduceArg>().op;
+        line(acc + " = " + alu(u, op, u.dtype(), {acc, expr(u.src(0))}, {u.dtype(), u.src(0).dtype()}) + ";");
+        return;
+      }
+      case StatementKind::STORE: {
+        const UOp& index = u.src(0);
+        DType d = index.src(0).dtype();
+        std::string v = expr(u.src(1));
+        if (d.scalar_type == ScalarType::Float16) v = "db_f2h(" + v + ")";
+        else if (d.scalar_type == ScalarType::BFloat16) v = "db_f2bf(" + v + ")";
+        else v = "(" + storage_type(d) + ")" + v;
+        std::string st = element(index) + " = " + v + ";";
+        if (index.src().size() == 3) st = "if (" + expr(index.src(2)) + ") " + st;
+        // outside every divided loop, every core would store the same element: core 0 does it alone
+        bool in_split = false;
+        for (bool b : split_stack_) in_split |= b;
+        if (any_split && !in_split) st = "if (core_id == 0) " + st;
+        line(st);
+        return;
+      }
+    }
+  }
+
+  std::string out_;
+  int depth_ = 1;
+  int counter_ = 0;
+  std::vector<bool> split_stack_;
+  std::unordered_map<const UOpNode*, std::string> names_;
+};
+
+}  // namespace
+
+std::string c_kernel_name(const UOp& sink) { return "kernel_" + sink.key().hex().substr(0, 16); }
+
+std::string render_c(const std::string& name, const UOp& sink, const std::vector<Statement>& statements) {
+  return CRenderer().render(name, sink, statements);
+}
+
+}  // namespace doorbell

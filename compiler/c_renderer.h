@@ -1,0 +1,26 @@
+// C renderer: one linearized kernel as a C function with the CPU calling convention of compiler/cpu_kernel_abi.h
+// (tinygrad renderer/cstyle.py, reference §4.9). The generated code computes exactly what ir/exec_alu.h defines:
+//  - integers wrap at their width (compile with -fwrapv; shifts go through unsigned types);
+//  - FLOORDIV and FLOORMOD round toward -inf (C's / and % truncate), CDIV and CMOD truncate;
+//  - float16 and bfloat16 live in memory as uint16 bits and in registers as float32, rounded to their type after
+//    every op (round to nearest even, the same helpers as ir/exec_alu.cpp);
+//  - float32 transcendentals are computed in double by the C math library and rounded once, like exec_alu;
+//  - bool is uint8 in memory and 0/1 in registers.
+// The outermost LOOP ranges are split across cores: core c of n runs [c*len/n, (c+1)*len/n).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "compiler/linearize.h"
+#include "ir/uop.h"
+
+namespace doorbell {
+
+// kernel_<first 16 hex digits of the SINK's content key>: the same kernel gets the same name in every process.
+std::string c_kernel_name(const UOp& sink);
+
+// The C source of the kernel: a prelude of inline helpers and one function named `name`.
+// Throws std::invalid_argument naming the node when an op or dtype has no C rendering.
+std::string render_c(const std::string& name, const UOp& sink, const std::vector<Statement>& statements);
+
+}  // namespace doorbell

@@ -1,0 +1,34 @@
+// C source -> a relocatable x86-64 ELF object, by running a C compiler found on PATH at run time (clang-19,
+// else clang, else cc), so the build needs no LLVM. compiler/cpu/elf_loader.h loads the object.
+#pragma once
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace doorbell {
+
+// The compiler's failure: its command line, exit status and stderr, and the source line it complains about.
+class CCompileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CompiledObject {
+  std::string object;     // the bytes of the ELF .o
+  std::string compiler;   // the executable that made it
+  double compile_ms = 0;  // wall time of the compiler process
+};
+
+// The first of clang-19, clang, cc found on PATH, as a full path; nullopt when there is none.
+std::optional<std::string> find_c_compiler();
+
+// The flags every kernel is compiled with: what changes code belongs in the program cache key.
+// -fwrapv: signed integers wrap as the IR defines; -ffp-contract=off: no fused multiply-add, so results match
+// exec_alu; -fno-math-errno: math builtins need not set errno; no unwind tables and no stack protector, so the
+// object has no .eh_frame and no reference to __stack_chk_fail.
+const char* c_compile_flags();
+
+// Throws CCompileError when no compiler exists or compilation fails.
+CompiledObject compile_c(const std::string& source);
+
+}  // namespace doorbell

@@ -1,0 +1,205 @@
+#include "compiler/linearize.h"
+
+#include <list>
+#include <memory>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "ir/printer.h"
+
+namespace doorbell {
+namespace {
+
+// Statements are first placed in a tree of blocks (one per loop) so that a value can be hoisted into an outer
+// loop after an inner loop has been opened: it goes right before the open inner loop. The tree is then flattened.
+struct Block;
+struct Item {
+  Statement stmt;
+  std::unique_ptr<Block> body;  // for BEGIN_LOOP
+};
+struct Block {
+  std::list<Item> items;
+  std::list<Item>::iterator insert_at = items.end();  // hoisted statements go before the open inner loop
+};
+struct Frame {
+  UOp range;  // null for the kernel's top level
+  Block* block;
+};
+
+[[noreturn]] void fail(const std::string& what, const UOp& u) {
+  throw std::invalid_argument("linearize: " + what + ": " + print_node(u));
+}
+
+class Linearizer {
+ public:
+  explicit Linearizer(const UOp& sink) {
+    if (!sink || sink.op() != Ops::SINK) throw std::invalid_argument("linearize: expected a kernel SINK");
+    for (const UOp& u : sink.toposort())
+      if (u.op() == Ops::RANGE) {
+        if (range_bit_.size() == 64) fail("more than 64 ranges in one kernel are not supported", u);
+        range_bit_[u.get()] = uint64_t{1} << range_bit_.size();
+      }
+    path_.push_back({UOp(), &root_});
+    for (const UOp& s : sink.src()) emit_output(s);
+  }
+
+  std::vector<Statement> statements() const {
+    std::vector<Statement> out;
+    flatten(root_, out);
+    return out;
+  }
+
+ private:
+  // The ranges a node's value changes with, as a bit mask (a REDUCE no longer varies with the ranges it closes).
+  uint64_t mask(const UOp& u) {
+    auto it = masks_.find(u.get());
+    if (it != masks_.end()) return it->second;
+    uint64_t m = 0;
+    for (const UOp& s : u.src()) m |= mask(s);
+    if (u.op() == Ops::RANGE) m |= range_bit_.at(u.get());
+    if (u.op() == Ops::REDUCE)
+      for (size_t i = 1; i < u.src().size(); i++) m &= ~range_bit_.at(u.src(i).get());
+    masks_[u.get()] = m;
+    return m;
+  }
+
+  // The innermost open loop that a node with ranges `m` can live in.
+  size_t depth_of(uint64_t m, const UOp& u) const {
+    uint64_t open = 0;
+    for (size_t d = 1; d < path_.size(); d++) open |= range_bit_.at(path_[d].range.get());
+    if (m & ~open) fail("a value uses a range outside of that range's loop", u);
+    for (size_t d = path_.size() - 1; d > 0; d--)
+      if (m & range_bit_.at(path_[d].range.get())) return d;
+    return 0;
+  }
+
+  void insert(size_t depth, Statement s) {
+    Block* b = path_[depth].block;
+    b->items.insert(b->insert_at, Item{std::move(s), nullptr});
+  }
+
+  // Opens a loop over `range` inside the block at `depth`; the path is cut to that depth first.
+  void open_loop(size_t depth, const UOp& range, bool split) {
+    if (range.op() != Ops::RANGE) fail("expected a RANGE to loop over", range);
+    if (range_bit_.at(range.get()) & open_mask()) fail("a range is opened twice in one loop nest", range);
+    emit(range.src(0));
+    path_.resize(depth + 1);
+    Block* parent = path_[depth].block;
+    auto body = std::make_unique<Block>();
+    Block* child = body.get();
+    auto it = parent->items.insert(parent->insert_at, Item{{StatementKind::BEGIN_LOOP, range, split}, std::move(body)});
+    saved_inserts_.push_back({parent, parent->insert_at});
+    parent->insert_at = it;
+    path_.push_back({range, child});
+  }
+
+  void close_loop() {
+    const UOp range = path_.back().range;
+    for (auto it = defined_.begin(); it != defined_.end();)
+      it = it->second == range.get() ? defined_.erase(it) : std::next(it);
+    path_.pop_back();
+    auto [block, at] = saved_inserts_.back();
+    saved_inserts_.pop_back();
+    block->insert_at = at;
+  }
+
+  uint64_t open_mask() const {
+    uint64_t open = 0;
+    for (size_t d = 1; d < path_.size(); d++) open |= range_bit_.at(path_[d].range.get());
+    return open;
+  }
+
+  void emit_output(const UOp& out) {
+    if (out.op() == Ops::STORE) {
+      emit_store(out);
+      return;
+    }
+    if (out.op() != Ops::END || out.src().empty() || out.src(0).op() != Ops::STORE)
+      fail("expected END(STORE, ranges...) or STORE as a kernel output", out);
+    for (size_t i = 1; i < out.src().size(); i++) {
+      const UOp& r = out.src(i);
+      bool split = path_.size() == 1 && r.op() == Ops::RANGE && r.arg_as<RangeArg>().type == AxisType::LOOP;
+      open_loop(path_.size() - 1, r, split);
+    }
+    emit_store(out.src(0));
+    for (size_t i = 1; i < out.src().size(); i++) close_loop();
+  }
+
+  void emit_store(const UOp& store) {
+    if (store.src().size() != 2 || store.src(0).op() != Ops::INDEX) fail("expected STORE(INDEX, value)", store);
+    emit_index(store.src(0));
+    emit(store.src(1));
+    insert(path_.size() - 1, {StatementKind::STORE, store, false});
+  }
+
+  void emit_index(const UOp& index) {
+    if (index.src().size() < 2 || index.src().size() > 3 || index.src(0).op() != Ops::PARAM)
+      fail("expected INDEX(PARAM, index[, valid])", index);
+    for (size_t i = 1; i < index.src().size(); i++) emit(index.src(i));
+  }
+
+  void emit(const UOp& u) {
+    switch (u.op()) {
+      case Ops::CONST:
+        if (std::holds_alternative<Invalid>(u.arg())) fail("Invalid cannot be rendered", u);
+        return;
+      case Ops::RANGE:
+        if (!(range_bit_.at(u.get()) & open_mask())) fail("a range is used outside of its loop", u);
+        return;
+      case Ops::PARAM:
+        if (u.arg_as<ParamArg>().addrspace != AddrSpace::GLOBAL) fail("kernel variables are not supported yet", u);
+        return;
+      default: break;
+    }
+    if (defined_.count(u.get())) return;
+    if (u.op() == Ops::REDUCE) return emit_reduce(u);
+    if (u.op() == Ops::LOAD) {
+      if (u.src().size() != 1 || u.src(0).op() != Ops::INDEX) fail("expected LOAD(INDEX)", u);
+      emit_index(u.src(0));
+    } else if (group::Elementwise.contains(u.op())) {
+      for (const UOp& s : u.src()) emit(s);
+    } else {
+      fail("cannot linearize this op", u);
+    }
+    size_t d = depth_of(mask(u), u);
+    insert(d, {StatementKind::VALUE, u, false});
+    defined_[u.get()] = path_[d].range.get();
+  }
+
+  void emit_reduce(const UOp& u) {
+    if (u.src().size() < 2) fail("expected REDUCE(value, ranges...)", u);
+    for (size_t i = 1; i < u.src().size(); i++) emit(u.src(i).src(0));
+    size_t d = depth_of(mask(u), u);
+    insert(d, {StatementKind::ACC_INIT, u, false});
+    std::vector<Frame> saved = path_;
+    for (size_t i = 1; i < u.src().size(); i++) open_loop(i == 1 ? d : path_.size() - 1, u.src(i), false);
+    emit(u.src(0));
+    insert(path_.size() - 1, {StatementKind::ACC_UPDATE, u, false});
+    for (size_t i = 1; i < u.src().size(); i++) close_loop();
+    path_ = std::move(saved);
+    defined_[u.get()] = path_[d].range.get();
+  }
+
+  static void flatten(const Block& b, std::vector<Statement>& out) {
+    for (const Item& it : b.items) {
+      out.push_back(it.stmt);
+      if (it.body) {
+        flatten(*it.body, out);
+        out.push_back({StatementKind::END_LOOP, it.stmt.u, false});
+      }
+    }
+  }
+
+  Block root_;
+  std::vector<Frame> path_;
+  std::vector<std::pair<Block*, std::list<Item>::iterator>> saved_inserts_;
+  std::unordered_map<const UOpNode*, uint64_t> range_bit_;
+  std::unordered_map<const UOpNode*, uint64_t> masks_;
+  std::unordered_map<const UOpNode*, const UOpNode*> defined_;  // value -> the range of the loop it lives in
+};
+
+}  // namespace
+
+std::vector<Statement> linearize(const UOp& sink) { return Linearizer(sink).statements(); }
+
+}  // namespace doorbell

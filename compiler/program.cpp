@@ -1,0 +1,89 @@
+#include "compiler/program.h"
+
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "compiler/c_renderer.h"
+#include "compiler/cpu/clang_compiler.h"
+#include "compiler/cpu/elf_loader.h"
+#include "compiler/linearize.h"
+#include "ir/printer.h"
+
+namespace doorbell {
+namespace {
+
+struct CacheEntry {
+  CompiledKernel kernel;
+  std::shared_ptr<LoadedObject> code;  // keeps kernel.fn mapped
+};
+
+struct ProgramCache {
+  std::mutex mu;
+  std::unordered_map<std::string, CacheEntry> entries;
+  ProgramCacheStats stats;
+};
+
+ProgramCache& cache() {
+  static ProgramCache* c = new ProgramCache();  // never destroyed: kernels may run until the process exits
+  return *c;
+}
+
+UOp linear_of(const std::vector<Statement>& statements) {
+  std::vector<UOp> src;
+  for (const Statement& s : statements)
+    src.push_back(s.kind == StatementKind::END_LOOP ? UOp::make(Ops::END, dtypes::void_, {s.u}) : s.u);
+  return UOp::make(Ops::LINEAR, dtypes::void_, std::move(src));
+}
+
+CacheEntry build(const UOp& sink) {
+  std::vector<Statement> statements = linearize(sink);
+  std::string name = c_kernel_name(sink);
+  std::string source = render_c(name, sink, statements);
+  CompiledObject obj = compile_c(source);
+  std::shared_ptr<LoadedObject> code = LoadedObject::load(obj.object);
+  auto fn = reinterpret_cast<CpuKernelFn>(code->symbol(name));
+  UOp program = UOp::make(Ops::PROGRAM, dtypes::void_,
+                          {sink, linear_of(statements), UOp::make(Ops::SOURCE, dtypes::void_, {}, source),
+                           UOp::make(Ops::BINARY, dtypes::uint8, {}, obj.object)});
+  return CacheEntry{CompiledKernel{program, fn, name, obj.compile_ms, false}, std::move(code)};
+}
+
+}  // namespace
+
+CompiledKernel compile_kernel(const UOp& kernel) {
+  if (!kernel) throw std::invalid_argument("compile_kernel: expected a CALL or a kernel SINK, got a null UOp");
+  UOp sink = kernel.op() == Ops::CALL && !kernel.src().empty() ? kernel.src(0) : kernel;
+  if (sink.op() != Ops::SINK) throw std::invalid_argument("compile_kernel: expected a CALL or a kernel SINK, got " + print_node(kernel));
+  std::optional<std::string> cc = find_c_compiler();
+  std::string key = sink.key().hex() + "|" + kCpuRendererTarget + "|" + (cc ? *cc : "") + "|" + c_compile_flags();
+  ProgramCache& c = cache();
+  {
+    std::lock_guard lock(c.mu);
+    auto it = c.entries.find(key);
+    if (it != c.entries.end()) {
+      c.stats.hits++;
+      CompiledKernel k = it->second.kernel;
+      k.cache_hit = true;
+      return k;
+    }
+  }
+  // Compiled outside the lock so that other kernels compile in parallel; a racing duplicate is dropped.
+  CacheEntry e = build(sink);
+  std::lock_guard lock(c.mu);
+  c.stats.misses++;
+  auto [it, inserted] = c.entries.emplace(key, std::move(e));
+  (void)inserted;
+  return it->second.kernel;
+}
+
+ProgramCacheStats program_cache_stats() {
+  ProgramCache& c = cache();
+  std::lock_guard lock(c.mu);
+  ProgramCacheStats s = c.stats;
+  s.entries = c.entries.size();
+  return s;
+}
+
+}  // namespace doorbell

@@ -1,0 +1,255 @@
+// Kernels produced by the real scheduler, compiled to machine code and run on host buffers, against the reference
+// interpreter (hcq/run_linear.h) run on copies of the same inputs. Each schedule runs compiled three times: on one
+// core, split over 4 cores and split over 3, and every byte of every buffer the kernels touch must match.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <unordered_set>
+
+#include "compiler/cpu/clang_compiler.h"
+#include "compiler/linearize.h"
+#include "compiler/program.h"
+#include "frontend/tensor.h"
+#include "hcq/host_buffers.h"
+#include "hcq/run_linear.h"
+#include "ir/exec_alu.h"
+
+namespace doorbell {
+namespace {
+
+#define SKIP_WITHOUT_C_COMPILER() \
+  if (!find_c_compiler()) GTEST_SKIP() << "no C compiler (clang-19, clang or cc) on PATH: compiled kernels cannot be tested"
+
+std::vector<UOp> call_buffers(const UOp& linear) {
+  std::vector<UOp> out;
+  std::unordered_set<const UOpNode*> seen;
+  for (const UOp& call : linear.src())
+    for (size_t i = 1; i < call.src().size(); i++)
+      if (seen.insert(call.src(i).get()).second) out.push_back(call.src(i));
+  return out;
+}
+
+std::vector<std::vector<std::byte>> snapshot(const std::vector<UOp>& buffers) {
+  std::vector<std::vector<std::byte>> s;
+  for (const UOp& b : buffers) {
+    std::span<std::byte> bytes = buffer_bytes(b);
+    s.emplace_back(bytes.begin(), bytes.end());
+  }
+  return s;
+}
+
+void restore(const std::vector<UOp>& buffers, const std::vector<std::vector<std::byte>>& s) {
+  for (size_t i = 0; i < buffers.size(); i++) std::memcpy(buffer_bytes(buffers[i]).data(), s[i].data(), s[i].size());
+}
+
+double element_as_double(DType dt, const std::byte* p) {
+  auto get = [&](auto v) { std::memcpy(&v, p, sizeof v); return v; };
+  switch (dt.scalar_type) {
+    case ScalarType::Float16: return half_bits_to_float(get(uint16_t{}));
+    case ScalarType::BFloat16: return bfloat16_bits_to_float(get(uint16_t{}));
+    case ScalarType::Float32: return get(float{});
+    default: return get(double{});
+  }
+}
+
+// Floats within a relative 1e-6 (NaN equals NaN); everything else byte for byte.
+void expect_same_contents(const std::vector<UOp>& buffers, const std::vector<std::vector<std::byte>>& got,
+                          const std::vector<std::vector<std::byte>>& want, const std::string& run) {
+  for (size_t b = 0; b < buffers.size(); b++) {
+    DType dt = buffers[b].dtype();
+    size_t item = static_cast<size_t>(dt.itemsize()), n = want[b].size() / item;
+    int reported = 0;
+    for (size_t i = 0; i < n && reported < 5; i++) {
+      const std::byte *g = got[b].data() + i * item, *w = want[b].data() + i * item;
+      bool same = std::memcmp(g, w, item) == 0;
+      if (!same && dt.is_float()) {
+        double x = element_as_double(dt, g), y = element_as_double(dt, w);
+        same = (std::isnan(x) && std::isnan(y)) || std::fabs(x - y) <= 1e-6 * std::max(1.0, std::fabs(y));
+      }
+      if (!same) {
+        ADD_FAILURE() << run << ": buffer " << b << " (" << dt.name() << ") element " << i << " differs from the reference";
+        reported++;
+      }
+    }
+  }
+}
+
+void run_compiled(const UOp& linear, int cores) {
+  for (const UOp& call : linear.src()) {
+    CompiledKernel k = compile_kernel(call);
+    if (std::getenv("DOORBELL_TEST_PRINT_SOURCE")) std::cout << k.program.src(2).arg_as<std::string>() << "\n";
+    std::vector<void*> bufs;
+    for (size_t i = 1; i < call.src().size(); i++) bufs.push_back(buffer_bytes(call.src(i)).data());
+    for (int c = 0; c < cores; c++) k.fn(bufs.data(), nullptr, c, cores);
+  }
+}
+
+// Schedules `outputs`, runs the reference and then the compiled kernels on the same initial contents and compares
+// every buffer. The compiled results stay in the buffers, so the tensors' tolist() reads them afterwards.
+void expect_compiled_matches_reference(const std::vector<Tensor>& outputs) {
+  UOp linear = Tensor::schedule_linear(outputs);
+  ASSERT_GT(linear.src().size(), 0u);
+  std::vector<UOp> buffers = call_buffers(linear);
+  // Outputs nobody reads start as a byte pattern no kernel computes, so a kernel that skips an element is caught.
+  std::unordered_set<const UOpNode*> read;
+  for (const UOp& call : linear.src())
+    for (size_t i = 2; i < call.src().size(); i++) read.insert(call.src(i).get());
+  for (const UOp& call : linear.src())
+    if (!read.count(call.src(1).get())) std::memset(buffer_bytes(call.src(1)).data(), 0xA5, buffer_bytes(call.src(1)).size());
+  auto initial = snapshot(buffers);
+  run_linear(linear);
+  auto want = snapshot(buffers);
+  for (int cores : {4, 3, 1}) {
+    restore(buffers, initial);
+    run_compiled(linear, cores);
+    expect_same_contents(buffers, snapshot(buffers), want, std::to_string(cores) + " core(s)");
+  }
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -4, float hi = 4) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(g);
+  return v;
+}
+
+TEST(CompiledKernels, SeedAddThenMultiply) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor x = Tensor({1.f, 2.f, 3.f});
+  Tensor y = (x + 1) * 2;
+  expect_compiled_matches_reference({y});
+  EXPECT_EQ(y.tolist<float>(), (std::vector<float>{4, 6, 8}));
+}
+
+TEST(CompiledKernels, ElementwiseMathOverAThousandElements) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor a(random_floats(1000, 1), {10, 100}), b(random_floats(1000, 2, 0.5f, 3), {10, 100});
+  Tensor y = (a * b - a / b).maximum(a.sin()) + b.sqrt() + b.log2() + a.exp2() + (a < b).where(a, b);
+  expect_compiled_matches_reference({y});
+}
+
+TEST(CompiledKernels, BroadcastOfAColumnAndARow) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor a(std::vector<float>{1, 2, 3}, {3, 1}), b(std::vector<float>{10, 20, 30, 40}, {1, 4});
+  Tensor y = a + b;
+  expect_compiled_matches_reference({y});
+  EXPECT_EQ(y.tolist<float>(), (std::vector<float>{11, 21, 31, 41, 12, 22, 32, 42, 13, 23, 33, 43}));
+}
+
+TEST(CompiledKernels, SumAndMaxReductions) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor a(random_floats(7 * 13, 3), {7, 13});
+  expect_compiled_matches_reference({a.sum(1), a.max(0), a.sum(), a.max()});
+  Tensor i(std::vector<int32_t>{-5, 3, 9, -2, 7, 0}, {2, 3});
+  Tensor s = i.sum(1), m = i.max(0);
+  expect_compiled_matches_reference({s, m});
+  EXPECT_EQ(s.tolist<int32_t>(), (std::vector<int32_t>{7, 5}));
+  EXPECT_EQ(m.tolist<int32_t>(), (std::vector<int32_t>{-2, 7, 9}));
+}
+
+TEST(CompiledKernels, Matmul) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor a(random_floats(5 * 7, 4), {5, 7}), b(random_floats(7 * 3, 5), {7, 3});
+  expect_compiled_matches_reference({a.matmul(b)});
+}
+
+TEST(CompiledKernels, Softmax) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor a(random_floats(4 * 9, 6), {4, 9});
+  Tensor y = a.softmax(1);
+  expect_compiled_matches_reference({y});
+  std::vector<float> v = y.tolist<float>();
+  for (int r = 0; r < 4; r++) {
+    double sum = 0;
+    for (int c = 0; c < 9; c++) sum += v[r * 9 + c];
+    EXPECT_NEAR(sum, 1.0, 1e-5) << "row " << r;
+  }
+}
+
+TEST(CompiledKernels, PadShrinkFlipAndAGatedLoad) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor x(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor padded = x.pad({{1, 1}, {2, 0}}) * 10;  // the padding is a gated load: reads 0 outside the input
+  Tensor y = x.flip(1).shrink({{0, 2}, {1, 3}});
+  expect_compiled_matches_reference({padded, y});
+  EXPECT_EQ(padded.tolist<float>(), (std::vector<float>{0, 0, 0, 0, 0, 0, 0, 10, 20, 30, 0, 0, 40, 50, 60, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(y.tolist<float>(), (std::vector<float>{2, 1, 5, 4}));
+}
+
+TEST(CompiledKernels, Int32FloorDivisionAndModuloOfNegatives) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor a(std::vector<int32_t>{-7, 7, -7, 7, -1, 0}), b(std::vector<int32_t>{2, -2, -2, 2, 3, -5});
+  Tensor q = a.floordiv(b), r = a.mod(b);
+  expect_compiled_matches_reference({q, r});
+  EXPECT_EQ(q.tolist<int32_t>(), (std::vector<int32_t>{-4, -4, 3, 3, -1, 0}));
+  EXPECT_EQ(r.tolist<int32_t>(), (std::vector<int32_t>{1, -1, -1, 1, 2, 0}));
+}
+
+TEST(CompiledKernels, Uint8Wraparound) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor a(std::vector<uint8_t>{250, 3, 16, 200}), b(std::vector<uint8_t>{10, 5, 20, 100});
+  Tensor s = a + b, d = a - b, m = a * b;
+  expect_compiled_matches_reference({s, d, m});
+  EXPECT_EQ(s.tolist<uint8_t>(), (std::vector<uint8_t>{4, 8, 36, 44}));
+  EXPECT_EQ(d.tolist<uint8_t>(), (std::vector<uint8_t>{240, 254, 252, 100}));
+  EXPECT_EQ(m.tolist<uint8_t>(), (std::vector<uint8_t>{196, 15, 64, 32}));
+}
+
+TEST(CompiledKernels, Float16AndBFloat16RoundTripAndArithmetic) {
+  SKIP_WITHOUT_C_COMPILER();
+  std::vector<float> v = random_floats(257, 7, -70000, 70000);
+  v.insert(v.end(), {0.1f, 1e-6f, -2.5f, 65504.f, 65520.f, 3.0e38f});
+  Tensor x(v);
+  Tensor h = x.cast(dtypes::float16), bf = x.cast(dtypes::bfloat16);
+  Tensor h_back = (h * h.cast(dtypes::float16) + h).cast(dtypes::float32), bf_back = (bf / 3 + bf).cast(dtypes::float32);
+  Tensor h_round = h.cast(dtypes::float32), bf_round = bf.cast(dtypes::float32);
+  expect_compiled_matches_reference({h_back, bf_back, h.sum(), bf.max(), h_round, bf_round});
+  std::vector<float> hr = h_round.tolist<float>(), br = bf_round.tolist<float>();
+  EXPECT_EQ(hr[257], half_bits_to_float(float_to_half_bits(0.1f)));
+  EXPECT_EQ(br[257], bfloat16_bits_to_float(float_to_bfloat16_bits(0.1f)));
+  EXPECT_TRUE(std::isinf(hr[261])) << "65520 rounds to infinity in float16";
+  EXPECT_EQ(hr[260], 65504.f);
+}
+
+TEST(CompiledKernels, Cumsum) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor x(random_floats(37, 8), {37});
+  Tensor c = x.cumsum(0);
+  Tensor i = Tensor(std::vector<int32_t>{1, -2, 3, -4, 5}).cumsum(0);
+  expect_compiled_matches_reference({c, i});
+  EXPECT_EQ(i.tolist<int32_t>(), (std::vector<int32_t>{1, -1, 2, -2, 3}));
+}
+
+TEST(CompiledKernels, Int64BoolShiftsAndCasts) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor a(std::vector<int64_t>{-9, 1LL << 40, 5, INT64_MAX}), b(std::vector<int64_t>{4, 3, -2, 1});
+  Tensor sh = a.lshift(3) ^ a.rshift(1), fl = a.floordiv(b), cmp = (a < b).logical_not() & (a != b);
+  Tensor f = a.cast(dtypes::float32) + b.cast(dtypes::float64).cast(dtypes::float32);
+  expect_compiled_matches_reference({sh, fl, cmp, f});
+  EXPECT_EQ(fl.tolist<int64_t>(), (std::vector<int64_t>{-3, (1LL << 40) / 3, -3, INT64_MAX}));
+}
+
+TEST(Linearize, ASumOverRowsAccumulatesInsideASplitRowLoop) {
+  Tensor a(random_floats(6, 9), {2, 3});
+  UOp linear = a.sum(1).schedule_linear();
+  ASSERT_EQ(linear.src().size(), 1u);
+  std::vector<Statement> st = linearize(linear.src(0).src(0));
+  std::vector<StatementKind> kinds;
+  for (const Statement& s : st)
+    if (s.kind != StatementKind::VALUE) kinds.push_back(s.kind);
+  using K = StatementKind;
+  EXPECT_EQ(kinds, (std::vector<K>{K::BEGIN_LOOP, K::ACC_INIT, K::BEGIN_LOOP, K::ACC_UPDATE, K::END_LOOP, K::STORE, K::END_LOOP}));
+  EXPECT_TRUE(st.front().split) << "the row loop is divided across cores";
+  for (const Statement& s : st)
+    if (s.kind == K::BEGIN_LOOP && !(s.u == st.front().u)) {
+      EXPECT_FALSE(s.split) << "a reduce loop is never divided";
+    }
+}
+
+}  // namespace
+}  // namespace doorbell
