@@ -127,6 +127,11 @@ std::string int_literal(DType d, __int128 v) {
     return buf;
   }
   if (v == INT64_MIN) return "(-9223372036854775807ll - 1)";
+  // a weakint that fits is a plain C int, so index math on int32 values stays int32 (see value_ctype)
+  if (d.scalar_type == ScalarType::WeakInt && v >= INT32_MIN && v <= INT32_MAX) {
+    std::snprintf(buf, sizeof buf, v < 0 ? "(%lld)" : "%lld", static_cast<long long>(v));
+    return buf;
+  }
   std::snprintf(buf, sizeof buf, "((%s)%lldll)", ctype(d).c_str(), static_cast<long long>(v));
   return buf;
 }
@@ -155,18 +160,17 @@ std::string via_double(DType d, const std::string& call) {
   return round_to(d, "(float)" + call);
 }
 
-std::string int_div(Ops op, DType d, const std::string& a, const std::string& b) {
-  std::string t = ctype(d);
+std::string int_div(Ops op, DType d, const std::string& t, const std::string& a, const std::string& b) {
   if (d.scalar_type == ScalarType::UInt64)
     return std::string(op == Ops::CDIV || op == Ops::FLOORDIV ? "db_udiv(" : "db_umod(") + a + ", " + b + ")";
   const char* fn = op == Ops::CDIV ? "db_cdiv" : op == Ops::CMOD ? "db_cmod" : op == Ops::FLOORDIV ? "db_floordiv" : "db_floormod";
   return "((" + t + ")" + fn + "((int64_t)" + a + ", (int64_t)" + b + "))";
 }
 
-std::string cast(DType out, const std::string& a) {
+std::string cast(DType out, const std::string& t, const std::string& a) {
   if (out.is_bool()) return "(uint8_t)(" + a + " != 0)";
   if (is_half(out)) return round_to(out, "(float)" + a);
-  return "(" + ctype(out) + ")" + a;
+  return "(" + t + ")" + a;
 }
 
 std::string bitcast(DType out, DType in, const std::string& a) {
@@ -179,10 +183,17 @@ std::string bitcast(DType out, DType in, const std::string& a) {
   return bits;
 }
 
-// One ALU op on rendered operands. `u` is only for error messages.
-std::string alu(const UOp& u, Ops op, DType out, const std::vector<std::string>& a, const std::vector<DType>& in) {
-  std::string t = ctype(out);
+// One ALU op on rendered operands of C types `types`, giving C type `t`. `u` is only for error messages.
+std::string alu(const UOp& u, Ops op, DType out, const std::string& t, std::vector<std::string> a,
+                const std::vector<std::string>& types, const std::vector<DType>& in) {
   bool f = out.is_float(), b = out.is_bool();
+  // Ring and bitwise ops commute with truncation: operands are converted to the result's C type first, so an
+  // int32 operand of an int64 result is widened before it can overflow, and an int64 operand of an int32 result
+  // (whose bounds fit) is narrowed without changing the result's low bits.
+  if (!f && !b && (op == Ops::ADD || op == Ops::SUB || op == Ops::MUL || op == Ops::NEG || op == Ops::MULACC ||
+                   op == Ops::AND || op == Ops::OR || op == Ops::XOR))
+    for (size_t i = 0; i < a.size(); i++)
+      if (types[i] != t) a[i] = "(" + t + ")" + a[i];
   auto bin = [&](const char* sym) { return "(" + a[0] + " " + sym + " " + a[1] + ")"; };
   auto wrap = [&](const std::string& e) { return "((" + t + ")" + e + ")"; };
   switch (op) {
@@ -221,9 +232,9 @@ std::string alu(const UOp& u, Ops op, DType out, const std::vector<std::string>&
     case Ops::SHR: return wrap(bin(">>"));
     case Ops::CDIV: case Ops::CMOD: case Ops::FLOORDIV: case Ops::FLOORMOD:
       if (f || b) fail("integer division needs an integer dtype", u);
-      return int_div(op, out, a[0], a[1]);
+      return int_div(op, out, t, a[0], a[1]);
     case Ops::WHERE: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
-    case Ops::CAST: return cast(out, a[0]);
+    case Ops::CAST: return cast(out, t, a[0]);
     case Ops::BITCAST: return bitcast(out, in[0], a[0]);
     default: fail("no C rendering for this op", u);
   }
@@ -265,6 +276,18 @@ class CRenderer {
   }
 
   std::string expr(const UOp& u) { return u.op() == Ops::CONST ? const_literal(u) : name(u); }
+  std::string expr_type(const UOp& u) {
+    if (u.op() == Ops::CONST) return const_literal(u).find("int64_t") == std::string::npos && u.dtype().scalar_type == ScalarType::WeakInt ? "int" : ctype(u.dtype());
+    auto it = types_.find(u.get());
+    return it == types_.end() ? ctype(u.dtype()) : it->second;
+  }
+  // Index math is weakint (64-bit in the IR); a node whose bounds fit in int32 is computed in int32: cheaper
+  // address arithmetic and more vectorization, with the same value.
+  std::string value_ctype(const UOp& u) {
+    if (u.dtype().scalar_type == ScalarType::WeakInt && u.has_bounds() && u.vmin() >= INT32_MIN && u.vmax() <= INT32_MAX)
+      return "int32_t";
+    return ctype(u.dtype());
+  }
 
   std::string element(const UOp& index) { return name(index.src(0)) + "[" + expr(index.src(1)) + "]"; }
 
@@ -283,8 +306,9 @@ class CRenderer {
     const UOp& u = s.u;
     switch (s.kind) {
       case StatementKind::BEGIN_LOOP: {
-        std::string r = fresh("ridx"), t = ctype(u.dtype()), end = expr(u.src(0));
+        std::string r = fresh("ridx"), t = value_ctype(u), end = expr(u.src(0));
         names_[u.get()] = r;
+        types_[u.get()] = t;
         split_stack_.push_back(s.split);
         if (s.split) {
           line("{");
@@ -312,14 +336,15 @@ class CRenderer {
         if (u.op() == Ops::LOAD) {
           e = load(u);
         } else {
-          std::vector<std::string> args;
+          std::vector<std::string> args, types;
           std::vector<DType> in;
-          for (const UOp& x : u.src()) args.push_back(expr(x)), in.push_back(x.dtype());
-          e = alu(u, u.op(), u.dtype(), args, in);
+          for (const UOp& x : u.src()) args.push_back(expr(x)), types.push_back(expr_type(x)), in.push_back(x.dtype());
+          e = alu(u, u.op(), u.dtype(), value_ctype(u), args, types, in);
         }
-        std::string n = fresh(u.op() == Ops::LOAD ? "val" : "alu");
-        line("const " + ctype(u.dtype()) + " " + n + " = " + e + ";");
+        std::string n = fresh(u.op() == Ops::LOAD ? "val" : "alu"), t = u.op() == Ops::LOAD ? ctype(u.dtype()) : value_ctype(u);
+        line("const " + t + " " + n + " = " + e + ";");
         names_[u.get()] = n;
+        types_[u.get()] = t;
         return;
       }
       case StatementKind::ACC_INIT: {
@@ -331,7 +356,8 @@ class CRenderer {
       case StatementKind::ACC_UPDATE: {
         const std::string& acc = name(u);
         Ops op = u.arg_as<ReduceArg>().op;
-        line(acc + " = " + alu(u, op, u.dtype(), {acc, expr(u.src(0))}, {u.dtype(), u.src(0).dtype()}) + ";");
+        std::string t = ctype(u.dtype());
+        line(acc + " = " + alu(u, op, u.dtype(), t, {acc, expr(u.src(0))}, {t, expr_type(u.src(0))}, {u.dtype(), u.src(0).dtype()}) + ";");
         return;
       }
       case StatementKind::STORE: {
@@ -358,6 +384,7 @@ class CRenderer {
   int counter_ = 0;
   std::vector<bool> split_stack_;
   std::unordered_map<const UOpNode*, std::string> names_;
+  std::unordered_map<const UOpNode*, std::string> types_;  // C type of each named value
 };
 
 }  // namespace

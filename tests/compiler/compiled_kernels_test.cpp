@@ -234,6 +234,26 @@ TEST(CompiledKernels, Int64BoolShiftsAndCasts) {
   EXPECT_EQ(fl.tolist<int64_t>(), (std::vector<int64_t>{-3, (1LL << 40) / 3, -3, INT64_MAX}));
 }
 
+TEST(CompiledKernels, IndexMathIsInt32WhereItsBoundsFitAndInt64Elsewhere) {
+  SKIP_WITHOUT_C_COMPILER();
+  UOp out = UOp::make(Ops::PARAM, dtypes::int64, {}, ParamArg{0, AddrSpace::GLOBAL, "", 0, 2});
+  UOp r = UOp::range(3, 0);
+  UOp big = r * UOp::const_(dtypes::weakint, int64_t{1} << 40);  // up to 2^41: needs 64 bits
+  UOp value = (big + r).cast(dtypes::int64);
+  UOp store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, dtypes::int64, {out, r}), value});
+  UOp sink = UOp::sink({UOp::make(Ops::END, dtypes::void_, {store, r})});
+  CompiledKernel k = compile_kernel(sink);
+  std::string source = k.program.src(2).arg_as<std::string>();
+  EXPECT_NE(source.find("int32_t ridx"), std::string::npos) << "a loop over 3 counts in int32\n" << source;
+  EXPECT_NE(source.find("int64_t alu"), std::string::npos) << "r * 2^40 is computed in int64\n" << source;
+  int64_t data[3] = {-1, -1, -1};
+  void* bufs[1] = {data};
+  for (int c = 0; c < 2; c++) k.fn(bufs, nullptr, c, 2);
+  EXPECT_EQ(data[0], 0);
+  EXPECT_EQ(data[1], (int64_t{1} << 40) + 1);
+  EXPECT_EQ(data[2], (int64_t{1} << 41) + 2);
+}
+
 TEST(Linearize, ASumOverRowsAccumulatesInsideASplitRowLoop) {
   Tensor a(random_floats(6, 9), {2, 3});
   UOp linear = a.sum(1).schedule_linear();
