@@ -234,6 +234,28 @@ TEST(CompiledKernels, Int64BoolShiftsAndCasts) {
   EXPECT_EQ(fl.tolist<int64_t>(), (std::vector<int64_t>{-3, (1LL << 40) / 3, -3, INT64_MAX}));
 }
 
+TEST(CompiledKernels, ReductionsOverEachAxisOfA3dTensor) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor a(random_floats(3 * 5 * 7, 10), {3, 5, 7});
+  expect_compiled_matches_reference({a.sum(0), a.max(1), a.sum(2), a.sum({0, 2}), a.max({1, 2}, true) + a});
+}
+
+TEST(CompiledKernels, MoreThan65536ElementsSplitOverCores) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor a(random_floats(70001, 11));
+  expect_compiled_matches_reference({a * a + 1, a.sum()});
+}
+
+TEST(CompiledKernels, Int8AndBool) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor a(std::vector<int8_t>{127, -128, 5, -7, 100}), b(std::vector<int8_t>{1, -1, -3, 2, 100});
+  Tensor s = a + b, q = a.floordiv(b), both = (a > b).logical_not() | (a == b);
+  expect_compiled_matches_reference({s, q, both, (a < 0).sum(), (a > 0).any()});
+  EXPECT_EQ(s.tolist<int8_t>(), (std::vector<int8_t>{-128, 127, 2, -5, -56}));
+  EXPECT_EQ(q.tolist<int8_t>(), (std::vector<int8_t>{127, -128, -2, -4, 1}));
+  EXPECT_EQ(both.tolist<bool>(), (std::vector<bool>{false, true, false, true, true}));
+}
+
 TEST(CompiledKernels, IndexMathIsInt32WhereItsBoundsFitAndInt64Elsewhere) {
   SKIP_WITHOUT_C_COMPILER();
   UOp out = UOp::make(Ops::PARAM, dtypes::int64, {}, ParamArg{0, AddrSpace::GLOBAL, "", 0, 2});
