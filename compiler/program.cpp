@@ -56,8 +56,9 @@ CompiledKernel compile_kernel(const UOp& kernel) {
   if (!kernel) throw std::invalid_argument("compile_kernel: expected a CALL or a kernel SINK, got a null UOp");
   UOp sink = kernel.op() == Ops::CALL && !kernel.src().empty() ? kernel.src(0) : kernel;
   if (sink.op() != Ops::SINK) throw std::invalid_argument("compile_kernel: expected a CALL or a kernel SINK, got " + print_node(kernel));
-  std::optional<std::string> cc = find_c_compiler();
-  std::string key = sink.key().hex() + "|" + kCpuRendererTarget + "|" + (cc ? *cc : "") + "|" + c_compile_flags();
+  // Looked up once: a PATH scan on every call would cost more than a warm kernel launch.
+  static const std::string settings = std::string(kCpuRendererTarget) + "|" + find_c_compiler().value_or("") + "|" + c_compile_flags();
+  std::string key = sink.key().hex() + "|" + settings;
   ProgramCache& c = cache();
   {
     std::lock_guard lock(c.mu);
