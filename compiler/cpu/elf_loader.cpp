@@ -100,6 +100,7 @@ std::shared_ptr<LoadedObject> LoadedObject::load(std::string_view elf) {
   const Elf64_Shdr& symtab = sh[symtab_index];
   if (symtab.sh_link >= sh.size()) fail("section .symtab links to string table " + std::to_string(symtab.sh_link) + ", which does not exist");
   const Elf64_Shdr& strtab = sh[symtab.sh_link];
+  if (strtab.sh_type != SHT_STRTAB) fail("section " + p.section_name(symtab.sh_link) + " linked from .symtab is not a string table");
   std::vector<Elf64_Sym> syms;
   for (uint64_t off = 0; off + sizeof(Elf64_Sym) <= symtab.sh_size; off += sizeof(Elf64_Sym))
     syms.push_back(read_at<Elf64_Sym>(elf, symtab.sh_offset + off, "a symbol of .symtab"));
@@ -143,6 +144,8 @@ std::shared_ptr<LoadedObject> LoadedObject::load(std::string_view elf) {
 
   // Symbol addresses: defined ones in their loaded section, undefined ones from this process (dlsym).
   std::vector<uint64_t> addr(syms.size(), 0);
+  std::vector<bool> resolved(syms.size(), false);  // a relocation against an unresolved symbol is an error
+  if (!syms.empty()) resolved[0] = true;           // the null symbol: address 0
   for (size_t k = 1; k < syms.size(); k++) {
     const Elf64_Sym& s = syms[k];
     if (s.st_shndx == SHN_UNDEF) {
@@ -151,10 +154,13 @@ std::shared_ptr<LoadedObject> LoadedObject::load(std::string_view elf) {
       void* a = dlsym(RTLD_DEFAULT, n.c_str());
       if (!a) fail("undefined symbol '" + n + "' is not found in this process (dlsym)");
       addr[k] = reinterpret_cast<uint64_t>(a);
+      resolved[k] = true;
     } else if (s.st_shndx == SHN_ABS) {
       addr[k] = s.st_value;
+      resolved[k] = true;
     } else if (s.st_shndx < sh.size() && where[s.st_shndx] != UINT64_MAX) {
       addr[k] = reinterpret_cast<uint64_t>(base + where[s.st_shndx]) + s.st_value;
+      resolved[k] = true;
       if (ELF64_ST_BIND(s.st_info) != STB_LOCAL && ELF64_ST_TYPE(s.st_info) != STT_SECTION)
         obj->symbols_[sym_name(s)] = reinterpret_cast<void*>(addr[k]);
     } else if (s.st_shndx == SHN_COMMON) {
@@ -193,6 +199,7 @@ std::shared_ptr<LoadedObject> LoadedObject::load(std::string_view elf) {
       if (type == R_X86_64_NONE) continue;
       if (k >= syms.size()) fail("a " + relocation_name(type) + " in " + sec + " names symbol " + std::to_string(k) + ", beyond .symtab");
       std::string what = relocation_name(type) + " at " + sec + "+" + std::to_string(r.r_offset) + " against '" + sym_name(syms[k]) + "'";
+      if (!resolved[k]) fail(what + ": the symbol lives in no loaded section");
       size_t width = type == R_X86_64_64 ? 8 : 4;
       if (r.r_offset > sh[target].sh_size || sh[target].sh_size - r.r_offset < width) fail(what + " patches bytes outside its section");
       std::byte* place = base + where[target] + r.r_offset;
