@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "compiler/program.h"
 #include "hcq/host_buffers.h"
 #include "ir/element_storage.h"
 #include "ir/exec_alu.h"
@@ -123,15 +124,27 @@ class KernelInterpreter {
   uint64_t generation_ = 0;
 };
 
+// A compiled kernel runs on the calling thread as one core of one (the CPU HCQ device splits it across workers).
+void run_program(const UOp& call) {
+  CompiledKernel k = compile_kernel(call.src(0).src(0));  // a program cache hit: the same SINK compiled it
+  std::vector<void*> buffers;
+  for (size_t i = 1; i < call.src().size(); i++) buffers.push_back(buffer_bytes(call.src(i)).data());
+  k.fn(buffers.data(), nullptr, 0, 1);
+}
+
 }  // namespace
 
 void run_linear(const UOp& linear) {
   if (!linear || linear.op() != Ops::LINEAR)
     throw std::invalid_argument("run_linear: expected a LINEAR, got " + (linear ? print_node(linear) : std::string("a null UOp")));
   for (const UOp& call : linear.src()) {
-    if (call.op() != Ops::CALL || call.src().empty() || call.src(0).op() != Ops::SINK)
-      throw std::invalid_argument("run_linear: expected CALL(SINK, buffers...), got " + print_node(call));
-    KernelInterpreter(call).run();
+    if (call.op() != Ops::CALL || call.src().empty())
+      throw std::invalid_argument("run_linear: expected CALL(SINK or PROGRAM, buffers...), got " + print_node(call));
+    switch (call.src(0).op()) {
+      case Ops::SINK: KernelInterpreter(call).run(); break;  // the reference: element by element
+      case Ops::PROGRAM: run_program(call); break;             // compiled by compile_linear
+      default: throw std::invalid_argument("run_linear: no handler for a CALL of " + print_node(call.src(0)));
+    }
   }
 }
 

@@ -1,0 +1,54 @@
+// compile_linear + run_linear: the compiled path computes what the reference interpreter computes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "compiler/compile_linear.h"
+#include "compiler/program.h"
+#include "frontend/tensor.h"
+#include "hcq/run_linear.h"
+
+namespace doorbell {
+namespace {
+
+TEST(CompileLinear, EveryKernelBecomesAProgramWithSourceAndBinary) {
+  Tensor x = Tensor::rand({8, 16});
+  UOp linear = x.softmax(-1).schedule_linear();
+  UOp compiled = compile_linear(linear);
+  ASSERT_EQ(compiled.src().size(), linear.src().size());
+  for (size_t i = 0; i < compiled.src().size(); i++) {
+    const UOp& body = compiled.src(i).src(0);
+    ASSERT_EQ(body.op(), Ops::PROGRAM);
+    std::vector<Ops> parts;
+    for (const UOp& s : body.src()) parts.push_back(s.op());
+    EXPECT_EQ(parts, (std::vector<Ops>{Ops::SINK, Ops::LINEAR, Ops::SOURCE, Ops::BINARY}));
+    EXPECT_EQ(body.src(0), linear.src(i).src(0)) << "the PROGRAM keeps the kernel it compiled";
+    for (size_t a = 1; a < linear.src(i).src().size(); a++) EXPECT_EQ(compiled.src(i).src(a), linear.src(i).src(a));
+  }
+  EXPECT_EQ(compile_linear(compiled), compiled) << "compiling twice changes nothing";
+}
+
+TEST(CompileLinear, CompiledSchedulesComputeTheSameValuesAsTheInterpreter) {
+  Tensor::manual_seed(3);
+  auto programs = [] {
+    Tensor a = Tensor::randn({16, 12}), b = Tensor::randn({12, 8});
+    return std::vector<Tensor>{(a.matmul(b) + 1).relu(), a.softmax(-1), a.pad({{1, 2}, {0, 3}}).flip(0).sum(1), a.cumsum(1)};
+  };
+  std::vector<Tensor> ref = programs();
+  Tensor::manual_seed(3);
+  std::vector<Tensor> out = programs();
+  run_linear(Tensor::schedule_linear(ref));
+  run_linear(compile_linear(Tensor::schedule_linear(out)));
+  for (size_t i = 0; i < ref.size(); i++) {
+    std::vector<float> want = ref[i].tolist<float>(), got = out[i].tolist<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t k = 0; k < got.size(); k++) EXPECT_NEAR(got[k], want[k], 1e-5f * (1 + std::abs(want[k]))) << "program " << i << " element " << k;
+  }
+}
+
+TEST(CompileLinear, RejectsWhatIsNotALinear) {
+  EXPECT_THROW(compile_linear(UOp::sink({})), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace doorbell
