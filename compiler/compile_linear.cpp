@@ -1,8 +1,10 @@
 #include "compiler/compile_linear.h"
 
+#include <cstdio>
 #include <stdexcept>
 
 #include "compiler/program.h"
+#include "ir/debug.h"
 #include "ir/printer.h"
 
 namespace doorbell {
@@ -20,7 +22,11 @@ UOp compile_linear(const UOp& linear) {
       continue;
     }
     std::vector<UOp> src = call.src();
-    src[0] = compile_kernel(call).program;
+    CompiledKernel k = compile_kernel(call);
+    src[0] = k.program;
+    if (debug_level() >= 4)  // DEBUG=4: the generated source of every kernel
+      for (const UOp& part : k.program.src())
+        if (part.op() == Ops::SOURCE) std::fprintf(stderr, "%s\n", part.arg_as<std::string>().c_str());
     calls.push_back(call.replace_src(std::move(src)));
   }
   return linear.replace_src(std::move(calls));

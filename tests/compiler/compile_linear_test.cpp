@@ -6,6 +6,7 @@
 #include "compiler/compile_linear.h"
 #include "compiler/program.h"
 #include "frontend/tensor.h"
+#include "ir/debug.h"
 #include "hcq/run_linear.h"
 
 namespace doorbell {
@@ -44,6 +45,19 @@ TEST(CompileLinear, CompiledSchedulesComputeTheSameValuesAsTheInterpreter) {
     ASSERT_EQ(got.size(), want.size());
     for (size_t k = 0; k < got.size(); k++) EXPECT_NEAR(got[k], want[k], 1e-5f * (1 + std::abs(want[k]))) << "program " << i << " element " << k;
   }
+}
+
+TEST(CompileLinear, Debug4PrintsTheGeneratedSourceOfEachKernel) {
+  Tensor x = Tensor({1.f, 2.f});
+  UOp linear = (x * 5 + 2).schedule_linear();
+  int before = debug_level();
+  set_debug_level(4);
+  ::testing::internal::CaptureStderr();
+  compile_linear(linear);
+  std::string out = ::testing::internal::GetCapturedStderr();
+  set_debug_level(before);
+  EXPECT_NE(out.find("void kernel_"), std::string::npos) << out;
+  EXPECT_NE(out.find("core_count"), std::string::npos) << out;
 }
 
 TEST(CompileLinear, RejectsWhatIsNotALinear) {
