@@ -1,0 +1,126 @@
+// CPU HCQ dispatch latency: an empty kernel through the queue (submit -> kernel ran on every worker -> signal
+// observed by the host), per dispatch, with the median time from submit to the kernel's start and to the host
+// seeing completion. Baselines measured in the same run: a two-thread spin ping-pong round trip (the hardware
+// floor: a one-thread device needs exactly one round trip, host -> dispatcher -> host; more threads add a fan-out
+// and a join inside the device) and the same round trip through a mutex + condition variable (what a sleeping
+// handoff costs). Only meaningful on an otherwise idle machine with a core per thread.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "hcq/cpu/cpu_device.h"
+#include "hcq/wait_primitives.h"
+
+namespace doorbell {
+namespace {
+
+// Core 0 stores the time it started at buffers[0].
+void empty_kernel(void* const* buffers, const int64_t*, int32_t core_id, int32_t) {
+  if (core_id == 0) static_cast<std::atomic<int64_t>*>(buffers[0])->store(monotonic_ns(), std::memory_order_relaxed);
+}
+
+double median(std::vector<int64_t>& v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return static_cast<double>(v[v.size() / 2]);
+}
+
+void BM_QueueDispatch(benchmark::State& state) {
+  CpuDevice dev(CpuDeviceOptions{.workers = static_cast<uint32_t>(state.range(0))});
+  Signal& done = dev.new_signal("done");
+  std::atomic<int64_t> started{0};
+  HWQueue q;
+  q.exec(empty_kernel, {&started}).signal(done, 0);
+  uint64_t value = 0;
+  std::vector<int64_t> to_start;
+  std::vector<int64_t> to_done;
+  for (auto _ : state) {
+    q.patch_value(1, ++value);
+    const int64_t t0 = monotonic_ns();
+    q.submit(dev);
+    done.wait(value);
+    const int64_t t1 = monotonic_ns();
+    to_start.push_back(started.load(std::memory_order_relaxed) - t0);
+    to_done.push_back(t1 - t0);
+  }
+  if (state.iterations() > 0 && started.load() == 0) state.SkipWithError("the kernel never ran");
+  state.counters["workers"] = static_cast<double>(dev.worker_count());
+  state.counters["median_to_start_ns"] = median(to_start);
+  state.counters["median_to_done_ns"] = median(to_done);
+}
+// One thread (the dispatcher runs the kernel itself: one handoff each way), two, and one per core.
+void dispatch_args(benchmark::internal::Benchmark* b) {
+  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  for (int64_t n : {int64_t{1}, int64_t{2}, cores}) {
+    if (n == 1 || (n == 2 && cores >= 2) || (n == cores && cores > 2)) b->Arg(n);
+  }
+}
+BENCHMARK(BM_QueueDispatch)->Apply(dispatch_args)->UseRealTime();
+
+void BM_SpinPingPong(benchmark::State& state) {
+  std::atomic<uint64_t> ping{0};
+  std::atomic<uint64_t> pong{0};
+  std::atomic<bool> stop{false};
+  std::thread partner([&] {
+    uint64_t seen = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+      const uint64_t p = ping.load(std::memory_order_acquire);
+      if (p != seen) {
+        seen = p;
+        pong.store(p, std::memory_order_release);
+      } else {
+        cpu_relax();
+      }
+    }
+  });
+  uint64_t i = 0;
+  for (auto _ : state) {
+    ping.store(++i, std::memory_order_release);
+    while (pong.load(std::memory_order_acquire) != i) cpu_relax();
+  }
+  stop.store(true);
+  partner.join();
+}
+BENCHMARK(BM_SpinPingPong)->UseRealTime();
+
+void BM_CondvarHandoff(benchmark::State& state) {
+  std::mutex m;
+  std::condition_variable to_partner;
+  std::condition_variable to_host;
+  uint64_t ping = 0;
+  uint64_t pong = 0;
+  bool stop = false;
+  std::thread partner([&] {
+    std::unique_lock lock(m);
+    uint64_t seen = 0;
+    while (true) {
+      to_partner.wait(lock, [&] { return stop || ping != seen; });
+      if (stop) return;
+      seen = ping;
+      pong = ping;
+      to_host.notify_one();
+    }
+  });
+  uint64_t i = 0;
+  for (auto _ : state) {
+    std::unique_lock lock(m);
+    ping = ++i;
+    to_partner.notify_one();
+    to_host.wait(lock, [&] { return pong == i; });
+  }
+  {
+    std::lock_guard lock(m);
+    stop = true;
+  }
+  to_partner.notify_one();
+  partner.join();
+}
+BENCHMARK(BM_CondvarHandoff)->UseRealTime();
+
+}  // namespace
+}  // namespace doorbell

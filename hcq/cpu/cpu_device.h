@@ -1,0 +1,79 @@
+// The CPU as an HCQ device: one thread per core. Thread 0 is the dispatcher: it consumes the command ring in order
+// and runs core 0's share of each exec; threads 1..n-1 are workers that run the other shares (core_id = 0..n-1) in
+// parallel, and an exec completes when all of them return. Folding the dispatcher into worker 0 keeps the device
+// at n spinning threads on n cores (a separate dispatcher would oversubscribe the machine while spinning) and saves
+// a cross-thread handoff per dispatch. Threads spin for a bounded time before sleeping, so back-to-back dispatches
+// stay hot and an idle device burns nothing. Commands run strictly in ring order, which gives the HCQ contract:
+// nothing after a wait starts before the wait passes, and a signal or timestamp is written after every earlier
+// command finished.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "hcq/device.h"
+#include "hcq/hw_queue.h"
+
+namespace doorbell {
+
+struct CpuDeviceOptions {
+  uint32_t workers = 0;      // threads, the dispatcher included; 0: std::thread::hardware_concurrency()
+  int64_t spin_ns = 50'000;  // how long dispatcher and workers poll for new work before sleeping
+};
+
+class CpuDevice final : public Device {
+ public:
+  explicit CpuDevice(CpuDeviceOptions options = {});
+  // Finishes what was submitted, except that a wait still blocked is abandoned (with what follows it), then joins
+  // the threads: destruction never hangs.
+  ~CpuDevice() override;
+
+  void submit(const HWQueue& queue) override;
+  uint32_t worker_count() const { return worker_count_; }
+
+ private:
+  struct Submission {
+    std::vector<Command> commands;
+    std::vector<void*> buffers;
+    std::vector<int64_t> scalars;
+  };
+
+  void dispatcher_loop();
+  // Returns false when shutdown abandoned a blocked wait.
+  bool run(const Submission& submission);
+  void run_exec(const Command& command, const Submission& submission);
+  // Runs core ids index, index + n, ... of the current job.
+  void run_share(uint32_t index);
+  void worker_loop(uint32_t index);
+
+  CpuDeviceOptions options_;
+  uint32_t worker_count_ = 0;  // fixed before any thread starts, so threads read it race-free
+
+  // The ring: submit() appends and rings the doorbell; the dispatcher pops in order.
+  std::mutex ring_mutex_;
+  std::deque<Submission> ring_;
+  std::atomic<uint32_t> doorbell_{0};
+  std::atomic<uint32_t> dispatcher_sleepers_{0};
+  std::atomic<bool> stopping_{false};
+
+  // The exec in flight. The dispatcher writes these before bumping job_generation_ and only after the previous
+  // job's job_done_ bump, so workers read them race-free.
+  CpuKernelFn job_kernel_ = nullptr;
+  void* const* job_buffers_ = nullptr;
+  const int64_t* job_scalars_ = nullptr;
+  int32_t job_cores_ = 0;
+  bool job_quit_ = false;
+  std::atomic<uint32_t> job_generation_{0};
+  std::atomic<uint32_t> worker_sleepers_{0};
+  std::atomic<uint32_t> job_remaining_{0};
+  std::atomic<uint32_t> job_done_{0};
+  std::atomic<uint32_t> done_sleepers_{0};
+
+  std::thread dispatcher_;           // worker 0
+  std::vector<std::thread> workers_;  // workers 1..n-1
+};
+
+}  // namespace doorbell

@@ -1,0 +1,48 @@
+// Device: what every HCQ device shares: a name, the signals it owns, and its timeline. All work submitted so far is
+// done once timeline_signal() >= timeline_value() - 1; the submission idiom is
+//   q.wait(tl, dev.timeline_value() - 1) ... .signal(tl, dev.next_timeline()).submit(dev).
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "hcq/signal.h"
+
+namespace doorbell {
+
+class HWQueue;
+
+class Device {
+ public:
+  explicit Device(std::string name);
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  virtual ~Device();
+
+  const std::string& name() const { return name_; }
+  // Enqueues a copy of the queue's commands on the device's ring and returns without waiting for them.
+  virtual void submit(const HWQueue& queue) = 0;
+
+  // A signal owned by the device; it lives as long as the device.
+  Signal& new_signal(std::string name, uint64_t initial = 0);
+  Signal& timeline_signal() { return *timeline_signal_; }
+  // The value the next submission will signal; work up to timeline_value() - 1 has been submitted.
+  uint64_t timeline_value() const { return timeline_value_.load(std::memory_order_acquire); }
+  // Returns timeline_value() and advances it.
+  uint64_t next_timeline() { return timeline_value_.fetch_add(1, std::memory_order_acq_rel); }
+  // Waits until all submitted work signalled the timeline; throws (naming the device and signal) on timeout.
+  void synchronize(std::chrono::milliseconds timeout = kDefaultWaitTimeout);
+
+ private:
+  std::string name_;
+  std::mutex signals_mutex_;
+  std::deque<std::unique_ptr<Signal>> signals_;
+  Signal* timeline_signal_ = nullptr;
+  std::atomic<uint64_t> timeline_value_{1};
+};
+
+}  // namespace doorbell

@@ -1,0 +1,132 @@
+#include "hcq/hw_queue.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "hcq/device.h"
+
+namespace doorbell {
+
+const char* command_kind_name(CommandKind kind) {
+  switch (kind) {
+    case CommandKind::kExec: return "exec";
+    case CommandKind::kCopy: return "copy";
+    case CommandKind::kSignal: return "signal";
+    case CommandKind::kWait: return "wait";
+    case CommandKind::kTimestamp: return "timestamp";
+    case CommandKind::kMemoryBarrier: return "memory_barrier";
+  }
+  return "unknown";
+}
+
+HWQueue& HWQueue::exec(CpuKernelFn kernel, std::span<void* const> buffers, std::span<const int64_t> scalars,
+                       int32_t core_count) {
+  if (kernel == nullptr) throw std::invalid_argument("HWQueue::exec: kernel is null; expected a function");
+  if (core_count < 0) {
+    throw std::invalid_argument("HWQueue::exec: core_count " + std::to_string(core_count) +
+                                "; expected 0 (every worker) or more");
+  }
+  Command c;
+  c.kind = CommandKind::kExec;
+  c.kernel = kernel;
+  c.core_count = core_count;
+  c.buffers_begin = static_cast<uint32_t>(buffers_.size());
+  c.buffers_count = static_cast<uint32_t>(buffers.size());
+  c.scalars_begin = static_cast<uint32_t>(scalars_.size());
+  c.scalars_count = static_cast<uint32_t>(scalars.size());
+  buffers_.insert(buffers_.end(), buffers.begin(), buffers.end());
+  scalars_.insert(scalars_.end(), scalars.begin(), scalars.end());
+  commands_.push_back(c);
+  return *this;
+}
+
+HWQueue& HWQueue::copy(void* dst, const void* src, uint64_t bytes) {
+  if (bytes != 0 && (dst == nullptr || src == nullptr)) {
+    throw std::invalid_argument("HWQueue::copy: " + std::to_string(bytes) +
+                                " bytes with a null source or destination; expected two addresses");
+  }
+  Command c;
+  c.kind = CommandKind::kCopy;
+  c.dst = dst;
+  c.src = src;
+  c.bytes = bytes;
+  commands_.push_back(c);
+  return *this;
+}
+
+HWQueue& HWQueue::signal(Signal& signal, uint64_t value) {
+  Command c;
+  c.kind = CommandKind::kSignal;
+  c.signal = &signal;
+  c.value = value;
+  commands_.push_back(c);
+  return *this;
+}
+
+HWQueue& HWQueue::wait(Signal& signal, uint64_t value) {
+  Command c;
+  c.kind = CommandKind::kWait;
+  c.signal = &signal;
+  c.value = value;
+  commands_.push_back(c);
+  return *this;
+}
+
+HWQueue& HWQueue::timestamp(Signal& signal) {
+  Command c;
+  c.kind = CommandKind::kTimestamp;
+  c.signal = &signal;
+  commands_.push_back(c);
+  return *this;
+}
+
+HWQueue& HWQueue::memory_barrier() {
+  Command c;
+  c.kind = CommandKind::kMemoryBarrier;
+  commands_.push_back(c);
+  return *this;
+}
+
+HWQueue& HWQueue::submit(Device& device) {
+  device.submit(*this);
+  return *this;
+}
+
+Command& HWQueue::command_of(size_t index, std::initializer_list<CommandKind> kinds, const char* what) {
+  if (index >= commands_.size()) {
+    throw std::out_of_range(std::string("HWQueue::") + what + ": command " + std::to_string(index) +
+                            " does not exist; the queue has " + std::to_string(commands_.size()));
+  }
+  Command& c = commands_[index];
+  for (CommandKind k : kinds) {
+    if (c.kind == k) return c;
+  }
+  std::string expected;
+  for (CommandKind k : kinds) expected += std::string(expected.empty() ? "" : " or ") + command_kind_name(k);
+  throw std::invalid_argument(std::string("HWQueue::") + what + ": command " + std::to_string(index) + " is " +
+                              command_kind_name(c.kind) + "; expected " + expected);
+}
+
+void HWQueue::patch_value(size_t command, uint64_t value) {
+  command_of(command, {CommandKind::kSignal, CommandKind::kWait}, "patch_value").value = value;
+}
+
+void HWQueue::patch_buffer(size_t command, size_t slot, void* buffer) {
+  const Command& c = command_of(command, {CommandKind::kExec}, "patch_buffer");
+  if (slot >= c.buffers_count) {
+    throw std::out_of_range("HWQueue::patch_buffer: slot " + std::to_string(slot) + " of command " +
+                            std::to_string(command) + ", which has " + std::to_string(c.buffers_count) + " buffers");
+  }
+  buffers_[c.buffers_begin + slot] = buffer;
+}
+
+void HWQueue::patch_scalar(size_t command, size_t slot, int64_t value) {
+  const Command& c = command_of(command, {CommandKind::kExec}, "patch_scalar");
+  if (slot >= c.scalars_count) {
+    throw std::out_of_range("HWQueue::patch_scalar: slot " + std::to_string(slot) + " of command " +
+                            std::to_string(command) + ", which has " + std::to_string(c.scalars_count) + " scalars");
+  }
+  scalars_[c.scalars_begin + slot] = value;
+}
+
+}  // namespace doorbell

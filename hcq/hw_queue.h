@@ -1,0 +1,81 @@
+// HWQueue: commands recorded as data, submitted to a device's ring, and re-submittable. A command is a POD struct;
+// exec's buffer addresses and scalars live in two side arrays that the command indexes. The patch points are the
+// command index (signal/wait value) and (command index, slot) (buffer address, scalar), so a recorded queue is
+// replayed with only the changed words rewritten, as a GPU queue bound into device memory would be.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "compiler/cpu_kernel_abi.h"
+
+namespace doorbell {
+
+class Device;
+class Signal;
+
+enum class CommandKind : uint8_t { kExec, kCopy, kSignal, kWait, kTimestamp, kMemoryBarrier };
+const char* command_kind_name(CommandKind kind);
+
+struct Command {
+  CommandKind kind = CommandKind::kMemoryBarrier;
+  // exec: the kernel split over core_count cores (0: one per worker of the device).
+  int32_t core_count = 0;
+  CpuKernelFn kernel = nullptr;
+  uint32_t buffers_begin = 0;  // index into HWQueue::buffers()
+  uint32_t buffers_count = 0;
+  uint32_t scalars_begin = 0;  // index into HWQueue::scalars()
+  uint32_t scalars_count = 0;
+  // copy
+  void* dst = nullptr;
+  const void* src = nullptr;
+  uint64_t bytes = 0;
+  // signal, wait, timestamp
+  Signal* signal = nullptr;
+  uint64_t value = 0;
+};
+static_assert(std::is_trivially_copyable_v<Command>, "commands are plain data a device can copy into its ring");
+
+class HWQueue {
+ public:
+  // Runs `kernel` as core_count parallel calls (core_id 0..core_count-1); 0 means one per device worker.
+  HWQueue& exec(CpuKernelFn kernel, std::span<void* const> buffers, std::span<const int64_t> scalars = {},
+                int32_t core_count = 0);
+  HWQueue& exec(CpuKernelFn kernel, std::initializer_list<void*> buffers, int32_t core_count = 0) {
+    return exec(kernel, std::span<void* const>(buffers.begin(), buffers.size()), {}, core_count);
+  }
+  HWQueue& copy(void* dst, const void* src, uint64_t bytes);
+  // After all earlier commands finished: store `value` in the signal (and the time at +8).
+  HWQueue& signal(Signal& signal, uint64_t value);
+  // Nothing after this starts before signal >= value.
+  HWQueue& wait(Signal& signal, uint64_t value);
+  // After all earlier commands finished: store the time at +8 of the signal.
+  HWQueue& timestamp(Signal& signal);
+  // Makes earlier writes visible to later commands and to the host.
+  HWQueue& memory_barrier();
+  // Hands a copy of the recorded commands to the device's ring; the queue stays recorded for replay.
+  HWQueue& submit(Device& device);
+
+  // Patch points. Each throws std::out_of_range for a bad index and std::invalid_argument for a command of
+  // another kind.
+  void patch_value(size_t command, uint64_t value);                // signal or wait
+  void patch_buffer(size_t command, size_t slot, void* buffer);    // exec
+  void patch_scalar(size_t command, size_t slot, int64_t value);   // exec
+
+  size_t size() const { return commands_.size(); }
+  std::span<const Command> commands() const { return commands_; }
+  std::span<void* const> buffers() const { return buffers_; }
+  std::span<const int64_t> scalars() const { return scalars_; }
+
+ private:
+  Command& command_of(size_t index, std::initializer_list<CommandKind> kinds, const char* what);
+
+  std::vector<Command> commands_;
+  std::vector<void*> buffers_;
+  std::vector<int64_t> scalars_;
+};
+
+}  // namespace doorbell

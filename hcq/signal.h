@@ -1,0 +1,58 @@
+// An HCQ signal: 16 bytes of device-visible memory, a 64-bit value at +0 and a 64-bit timestamp (ns) at +8, with
+// timeline semantics: values only grow, and a wait for `target` passes once value >= target (no resets).
+// Queues write it (signal, timestamp commands) and wait on it; the host reads, sets and waits on it too.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace doorbell {
+
+// How long a wait may go without the value moving before it is an error (tinygrad's HCQDEV_WAIT_TIMEOUT_MS).
+inline constexpr std::chrono::milliseconds kDefaultWaitTimeout{30'000};
+
+struct alignas(16) SignalMemory {
+  std::atomic<uint64_t> value{0};
+  std::atomic<uint64_t> timestamp{0};
+};
+static_assert(sizeof(SignalMemory) == 16, "a signal is 16 bytes: value at +0, timestamp at +8");
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "signals are lock-free words that devices write");
+
+class Signal {
+ public:
+  // `device` and `name` appear in errors ("CPU: signal 'timeline' ...").
+  Signal(std::string device, std::string name, uint64_t initial = 0);
+  Signal(const Signal&) = delete;
+  Signal& operator=(const Signal&) = delete;
+
+  const std::string& device() const { return device_; }
+  const std::string& name() const { return name_; }
+  uint64_t value() const { return memory_.value.load(std::memory_order_acquire); }
+  // Nanoseconds on monotonic_ns()'s clock, written by the last set() or timestamp command.
+  uint64_t timestamp() const { return memory_.timestamp.load(std::memory_order_acquire); }
+  const SignalMemory& memory() const { return memory_; }
+
+  // Stores the time, then releases the value: whoever sees the value also sees its timestamp and every write made
+  // before set(). Wakes sleeping waiters.
+  void set(uint64_t value);
+  // A timestamp command: stores the time at +8 and leaves the value alone.
+  void write_timestamp(uint64_t ns);
+
+  // Waits until value >= target. The timeout counts from the last change of the value seen (progress restarts
+  // it). Returns false on timeout and stores the last value seen in *last_seen when given.
+  bool wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_t* last_seen = nullptr) const;
+  // As wait_for, but a timeout throws std::runtime_error naming the device, the signal, the target and the last
+  // value seen.
+  void wait(uint64_t target, std::chrono::milliseconds timeout = kDefaultWaitTimeout) const;
+
+ private:
+  SignalMemory memory_;
+  // Host-side bookkeeping, not part of the 16 bytes: how many waiters sleep on the futex, so set() skips the
+  // wake syscall (~1 us) when nobody sleeps.
+  mutable std::atomic<uint32_t> sleepers_{0};
+  std::string device_;
+  std::string name_;
+};
+
+}  // namespace doorbell

@@ -1,0 +1,56 @@
+#include "hcq/wait_primitives.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#include <ctime>
+
+namespace doorbell {
+
+int64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void futex_wait(const void* word, uint32_t expected, int64_t timeout_ns) {
+  if (timeout_ns <= 0) return;
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(timeout_ns / 1'000'000'000);
+  ts.tv_nsec = static_cast<long>(timeout_ns % 1'000'000'000);
+  // The result is ignored on purpose: EAGAIN (value already changed), EINTR and ETIMEDOUT all mean "re-check".
+  syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, &ts, nullptr, 0);
+}
+
+void futex_wake_all(const void* word) { syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0); }
+
+uint32_t await_change(const std::atomic<uint32_t>& word, uint32_t old, std::atomic<uint32_t>& sleepers,
+                      int64_t spin_ns, int64_t slice_ns) {
+  uint32_t now = word.load(std::memory_order_acquire);
+  if (now != old) return now;
+  const int64_t spin_end = monotonic_ns() + spin_ns;
+  // Reading the clock costs ~20 ns, so it is read once per 32 polls.
+  while (true) {
+    for (int i = 0; i < 32; ++i) {
+      cpu_relax();
+      now = word.load(std::memory_order_acquire);
+      if (now != old) return now;
+    }
+    if (monotonic_ns() >= spin_end) break;
+  }
+  // Announce the sleeper before the final check (both seq_cst): a waker that changed the word either sees the
+  // announcement and wakes us, or we see its change here and do not sleep.
+  sleepers.fetch_add(1, std::memory_order_seq_cst);
+  now = word.load(std::memory_order_seq_cst);
+  if (now == old) futex_wait(&word, old, slice_ns > 0 ? slice_ns : int64_t{3'600'000'000'000});
+  sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  return word.load(std::memory_order_acquire);
+}
+
+void notify_change(const std::atomic<uint32_t>& word, const std::atomic<uint32_t>& sleepers) {
+  if (sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_all(&word);
+}
+
+}  // namespace doorbell

@@ -1,0 +1,35 @@
+// The two ways an HCQ agent (host thread, CPU dispatcher, CPU worker) waits for a 32-bit word to change: spin for a
+// bounded time, so that back-to-back work stays hot (a spinning handoff costs ~0.1 us, a sleeping one ~60 us), then
+// sleep in the kernel on a futex so that an idle device burns no CPU. Wakers pay for the futex syscall only when a
+// sleeper has announced itself in a counter.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+namespace doorbell {
+
+// Nanoseconds on CLOCK_MONOTONIC: the clock of every HCQ timestamp on the CPU device.
+int64_t monotonic_ns();
+
+// Tells the core that this is a spin loop (x86 PAUSE), which saves power and frees the sibling hyperthread.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Sleeps while the 32-bit word at `word` equals `expected`, for at most timeout_ns. May return early (wake,
+// mismatch, signal); callers re-check their condition.
+void futex_wait(const void* word, uint32_t expected, int64_t timeout_ns);
+void futex_wake_all(const void* word);
+
+// Returns the word's value once it differs from `old`: spins for spin_ns, then sleeps (in slices of at most
+// slice_ns so a caller can also poll something else; 0 = no limit). Returns `old` when a slice ends unchanged.
+uint32_t await_change(const std::atomic<uint32_t>& word, uint32_t old, std::atomic<uint32_t>& sleepers,
+                      int64_t spin_ns, int64_t slice_ns = 0);
+// Call after changing `word` (with a seq_cst store or read-modify-write): wakes the sleepers of await_change.
+void notify_change(const std::atomic<uint32_t>& word, const std::atomic<uint32_t>& sleepers);
+
+}  // namespace doorbell

@@ -1,0 +1,338 @@
+// The HCQ contract on the CPU device: parallel exec over workers, ordering through signals and waits, host-set
+// signals, copies, timestamps, replay with patches, the timeline, and clean shutdown.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "hcq/cpu/cpu_device.h"
+
+namespace doorbell {
+namespace {
+
+using namespace std::chrono_literals;
+
+// buffers[0]: int32 slots, one per core; each core adds core_id + 1 to its slot (so a slot written twice shows).
+void write_core_id(void* const* buffers, const int64_t*, int32_t core_id, int32_t) {
+  static_cast<int32_t*>(buffers[0])[core_id] += core_id + 1;
+}
+
+// buffers[0]: the thread id of each core's call.
+void record_thread(void* const* buffers, const int64_t*, int32_t core_id, int32_t) {
+  static_cast<std::thread::id*>(buffers[0])[core_id] = std::this_thread::get_id();
+}
+
+// buffers[0] (int64[scalars[0]]): out[i] = scalars[1] * i + scalars[1]; each core fills a contiguous share.
+void fill_affine(void* const* buffers, const int64_t* scalars, int32_t core_id, int32_t core_count) {
+  const int64_t n = scalars[0];
+  const int64_t begin = n * core_id / core_count;
+  const int64_t end = n * (core_id + 1) / core_count;
+  auto* out = static_cast<int64_t*>(buffers[0]);
+  for (int64_t i = begin; i < end; ++i) out[i] = scalars[1] * i + scalars[1];
+}
+
+// buffers[1] = buffers[0] * 2 over scalars[0] int64 elements, split across cores.
+void double_it(void* const* buffers, const int64_t* scalars, int32_t core_id, int32_t core_count) {
+  const int64_t n = scalars[0];
+  const int64_t begin = n * core_id / core_count;
+  const int64_t end = n * (core_id + 1) / core_count;
+  const auto* in = static_cast<const int64_t*>(buffers[0]);
+  auto* out = static_cast<int64_t*>(buffers[1]);
+  for (int64_t i = begin; i < end; ++i) out[i] = in[i] * 2;
+}
+
+// Counts its calls in an atomic; the count tells the test how many kernels ran.
+void count_call(void* const* buffers, const int64_t*, int32_t, int32_t) {
+  static_cast<std::atomic<int64_t>*>(buffers[0])->fetch_add(1, std::memory_order_relaxed);
+}
+
+void busy_kernel(void* const* buffers, const int64_t*, int32_t core_id, int32_t) {
+  // Enough work that the exec takes a measurable time; the result is kept so it is not optimized away.
+  double x = core_id;
+  for (int i = 0; i < 20000; ++i) x = x * 0.999 + 1.0;
+  static_cast<double*>(buffers[0])[core_id] = x;
+}
+
+TEST(CpuDevice, HasAWorkerPerCoreByDefaultAndTheRequestedCountOtherwise) {
+  CpuDevice dflt;
+  const unsigned hw = std::thread::hardware_concurrency();
+  EXPECT_EQ(dflt.worker_count(), hw == 0 ? 1u : hw);
+  CpuDevice three(CpuDeviceOptions{.workers = 3});
+  EXPECT_EQ(three.worker_count(), 3u);
+  EXPECT_EQ(three.name(), "CPU");
+}
+
+TEST(CpuDevice, ExecRunsOnEveryWorkerAndWritesEachSlotOnce) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 4});
+  std::vector<int32_t> slots(4, 0);
+  Signal& done = dev.new_signal("done");
+  HWQueue q;
+  q.exec(write_core_id, {slots.data()}).signal(done, 1).submit(dev);
+  done.wait(1, 10'000ms);
+  EXPECT_EQ(slots, (std::vector<int32_t>{1, 2, 3, 4}));
+}
+
+TEST(CpuDevice, ExecCallsComeFromDistinctWorkerThreads) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 4});
+  std::array<std::thread::id, 4> ids{};
+  Signal& done = dev.new_signal("done");
+  HWQueue q;
+  q.exec(record_thread, {ids.data()}).signal(done, 1).submit(dev);
+  done.wait(1, 10'000ms);
+  const std::set<std::thread::id> distinct(ids.begin(), ids.end());
+  EXPECT_EQ(distinct.size(), 4u);
+  EXPECT_EQ(distinct.count(std::this_thread::get_id()), 0u);
+  EXPECT_EQ(distinct.count(std::thread::id{}), 0u);
+}
+
+TEST(CpuDevice, MoreCoresThanWorkersStillRunsEveryCoreIdOnce) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 3});
+  std::vector<int32_t> slots(10, 0);
+  Signal& done = dev.new_signal("done");
+  HWQueue q;
+  q.exec(write_core_id, {slots.data()}, 10).signal(done, 1).submit(dev);
+  done.wait(1, 10'000ms);
+  std::vector<int32_t> expected(10);
+  std::iota(expected.begin(), expected.end(), 1);
+  EXPECT_EQ(slots, expected);
+}
+
+TEST(CpuDevice, OneThreadDeviceRunsEveryCoreIdOnTheDispatcher) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 1});
+  std::vector<int32_t> slots(5, 0);
+  std::array<std::thread::id, 5> ids{};
+  Signal& done = dev.new_signal("done");
+  HWQueue q;
+  q.exec(write_core_id, {slots.data()}, 5).exec(record_thread, {ids.data()}, 5).signal(done, 1).submit(dev);
+  done.wait(1, 10'000ms);
+  EXPECT_EQ(slots, (std::vector<int32_t>{1, 2, 3, 4, 5}));
+  const std::set<std::thread::id> distinct(ids.begin(), ids.end());
+  EXPECT_EQ(distinct.size(), 1u);
+  EXPECT_EQ(distinct.count(std::this_thread::get_id()), 0u);
+}
+
+// Producer exec A writes and signals; a second queue waits on that signal, then exec B reads A's output. Runs
+// `iterations` rounds; with `consumer_first` the consumer is submitted before the producer, which only another
+// ring can make progress on (a device runs its ring in order, as a GPU queue does).
+void run_producer_consumer(Device& producer_dev, Device& consumer_dev, bool consumer_first, uint64_t iterations) {
+  constexpr int64_t kN = 1000;
+  std::vector<int64_t> a(kN);
+  std::vector<int64_t> b(kN);
+  Signal& a_done = producer_dev.new_signal("a_done");
+  Signal& b_done = consumer_dev.new_signal("b_done");
+  for (uint64_t iter = 1; iter <= iterations; ++iter) {
+    const int64_t k = static_cast<int64_t>(iter);
+    std::array<void*, 1> a_bufs{a.data()};
+    std::array<int64_t, 2> a_args{kN, k};
+    std::array<void*, 2> b_bufs{a.data(), b.data()};
+    std::array<int64_t, 1> b_args{kN};
+    HWQueue producer;
+    producer.exec(fill_affine, a_bufs, a_args).signal(a_done, iter);
+    HWQueue consumer;
+    consumer.wait(a_done, iter).exec(double_it, b_bufs, b_args).signal(b_done, iter);
+    if (consumer_first) {
+      consumer.submit(consumer_dev);
+      producer.submit(producer_dev);
+    } else {
+      producer.submit(producer_dev);
+      consumer.submit(consumer_dev);
+    }
+    b_done.wait(iter, 10'000ms);
+    for (int64_t i = 0; i < kN; ++i) ASSERT_EQ(b[i], 2 * (k * i + k)) << "iteration " << iter << " element " << i;
+  }
+}
+
+TEST(CpuDevice, SecondQueueWaitsOnSignalThenReadsFirstQueuesOutput) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 4});
+  run_producer_consumer(dev, dev, /*consumer_first=*/false, 200);
+}
+
+TEST(CpuDevice, QueueOnAnotherDeviceWaitsForTheProducersSignal) {
+  // The consumer is submitted first, on its own device: only its wait keeps B from reading A before A ran.
+  CpuDevice producer(CpuDeviceOptions{.workers = 2});
+  CpuDevice consumer(CpuDeviceOptions{.workers = 2});
+  run_producer_consumer(producer, consumer, /*consumer_first=*/true, 200);
+}
+
+TEST(CpuDevice, WaitOnHostSetSignalBlocksExecutionUntilSet) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 2});
+  Signal& gate = dev.new_signal("gate");
+  Signal& done = dev.new_signal("done");
+  std::atomic<int64_t> calls{0};
+  HWQueue q;
+  q.wait(gate, 1).exec(count_call, {&calls}, 1).signal(done, 1).submit(dev);
+  // Long enough that the dispatcher has spun out and sleeps in the wait.
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(calls.load(), 0);
+  EXPECT_EQ(done.value(), 0u);
+  std::thread host([&] { gate.set(1); });
+  done.wait(1, 10'000ms);
+  host.join();
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(CpuDevice, CopyCommandCopiesBytesInOrder) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 2});
+  constexpr int64_t kN = 257;
+  std::vector<int64_t> src(kN);
+  std::vector<int64_t> mid(kN, -1);
+  std::vector<int64_t> dst(kN, -1);
+  std::array<int64_t, 2> args{kN, 3};
+  std::array<void*, 1> bufs{src.data()};
+  Signal& done = dev.new_signal("done");
+  HWQueue q;
+  // exec writes src, copy moves it to mid, a second copy to dst: each sees the previous command's result.
+  q.exec(fill_affine, bufs, args).copy(mid.data(), src.data(), kN * sizeof(int64_t))
+      .copy(dst.data(), mid.data(), kN * sizeof(int64_t)).signal(done, 1).submit(dev);
+  done.wait(1, 10'000ms);
+  for (int64_t i = 0; i < kN; ++i) ASSERT_EQ(dst[i], 3 * i + 3) << i;
+}
+
+TEST(CpuDevice, TimestampsBracketTheExecAndAreMonotonic) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 2});
+  Signal& start = dev.new_signal("start");
+  Signal& end = dev.new_signal("end");
+  Signal& done = dev.new_signal("done");
+  std::array<double, 2> out{};
+  std::atomic<int64_t> calls{0};
+  HWQueue q;
+  q.timestamp(start).exec(busy_kernel, {out.data()}).timestamp(end).exec(count_call, {&calls}, 1).signal(done, 1);
+  q.submit(dev);
+  done.wait(1, 10'000ms);
+  EXPECT_GT(start.timestamp(), 0u);
+  EXPECT_GE(end.timestamp(), start.timestamp());
+  // The signal command comes after the end timestamp, so its own timestamp is not earlier.
+  EXPECT_GE(done.timestamp(), end.timestamp());
+  EXPECT_EQ(start.value(), 0u);
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(CpuDevice, ReplayOfRecordedQueueWithPatchedValuesAndBuffers) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 3});
+  constexpr int64_t kN = 64;
+  std::vector<int64_t> out1(kN, 0);
+  std::vector<int64_t> out2(kN, 0);
+  Signal& done = dev.new_signal("done");
+  std::array<void*, 1> bufs{out1.data()};
+  std::array<int64_t, 2> args{kN, 1};
+  HWQueue q;
+  q.exec(fill_affine, bufs, args).signal(done, 1);
+  q.submit(dev);
+  done.wait(1, 10'000ms);
+  // Patch the multiplier, the output buffer and the signal value; replay without re-recording.
+  q.patch_scalar(0, 1, 5);
+  q.patch_buffer(0, 0, out2.data());
+  q.patch_value(1, 2);
+  q.submit(dev);
+  done.wait(2, 10'000ms);
+  for (int64_t i = 0; i < kN; ++i) {
+    ASSERT_EQ(out1[i], i + 1) << i;
+    ASSERT_EQ(out2[i], 5 * i + 5) << i;
+  }
+}
+
+TEST(CpuDevice, PatchingAfterSubmitDoesNotChangeTheSubmittedWork) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 2});
+  Signal& gate = dev.new_signal("gate");
+  Signal& done = dev.new_signal("done");
+  std::array<int64_t, 4> out{};
+  std::array<void*, 1> bufs{out.data()};
+  std::array<int64_t, 2> args{4, 7};
+  HWQueue q;
+  q.wait(gate, 1).exec(fill_affine, bufs, args).signal(done, 1);
+  q.submit(dev);
+  // The submission holds its own copy, so patching the queue while it waits changes nothing already submitted.
+  q.patch_scalar(1, 1, 100);
+  q.patch_value(2, 99);
+  gate.set(1);
+  done.wait(1, 10'000ms);
+  EXPECT_EQ(out, (std::array<int64_t, 4>{7, 14, 21, 28}));
+  EXPECT_EQ(done.value(), 1u);
+}
+
+TEST(CpuDevice, ThousandKernelsInOneSubmission) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 2});
+  std::atomic<int64_t> calls{0};
+  HWQueue q;
+  for (int i = 0; i < 1000; ++i) q.exec(count_call, {&calls});
+  q.signal(dev.timeline_signal(), dev.next_timeline()).submit(dev);
+  dev.synchronize(10'000ms);
+  EXPECT_EQ(calls.load(), 2000);  // 1000 kernels x 2 cores
+}
+
+TEST(CpuDevice, SynchronizeWaitsForTheTimeline) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 2});
+  EXPECT_EQ(dev.timeline_value(), 1u);
+  EXPECT_NO_THROW(dev.synchronize(10ms));  // nothing submitted: timeline 0 >= 0
+  std::atomic<int64_t> calls{0};
+  Signal& tl = dev.timeline_signal();
+  for (int i = 0; i < 50; ++i) {
+    HWQueue q;
+    q.wait(tl, dev.timeline_value() - 1).exec(count_call, {&calls}, 1).signal(tl, dev.next_timeline()).submit(dev);
+  }
+  dev.synchronize(10'000ms);
+  EXPECT_EQ(calls.load(), 50);
+  EXPECT_EQ(dev.timeline_value(), 51u);
+  EXPECT_EQ(tl.value(), 50u);
+}
+
+TEST(CpuDevice, SynchronizeTimesOutNamingTheTimeline) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 1});
+  Signal& gate = dev.new_signal("gate");
+  HWQueue q;
+  q.wait(gate, 1).signal(dev.timeline_signal(), dev.next_timeline()).submit(dev);
+  try {
+    dev.synchronize(30ms);
+    FAIL() << "expected a timeout";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "CPU: signal 'timeline' did not reach 1 within 30 ms; last value 0");
+  }
+  gate.set(1);
+  EXPECT_NO_THROW(dev.synchronize(10'000ms));
+}
+
+TEST(CpuDevice, DestructionWhileIdle) {
+  for (int i = 0; i < 5; ++i) {
+    CpuDevice dev(CpuDeviceOptions{.workers = 3});
+    EXPECT_EQ(dev.worker_count(), 3u);
+  }
+}
+
+TEST(CpuDevice, DestructionRightAfterSubmitFinishesTheSubmittedWork) {
+  Signal done("host", "done");
+  std::atomic<int64_t> calls{0};
+  {
+    CpuDevice dev(CpuDeviceOptions{.workers = 2});
+    HWQueue q;
+    for (int i = 0; i < 20; ++i) q.exec(count_call, {&calls});
+    q.signal(done, 1).submit(dev);
+  }
+  EXPECT_EQ(calls.load(), 40);
+  EXPECT_EQ(done.value(), 1u);
+}
+
+TEST(CpuDevice, DestructionAbandonsAWaitThatNeverPasses) {
+  Signal never("host", "never");
+  Signal done("host", "done");
+  std::atomic<int64_t> calls{0};
+  {
+    CpuDevice dev(CpuDeviceOptions{.workers = 2});
+    HWQueue q;
+    q.wait(never, 1).exec(count_call, {&calls}).signal(done, 1).submit(dev);
+    HWQueue later;
+    later.exec(count_call, {&calls}).submit(dev);
+  }
+  // Nothing after the blocked wait ran, in its submission or in later ones.
+  EXPECT_EQ(calls.load(), 0);
+  EXPECT_EQ(done.value(), 0u);
+}
+
+}  // namespace
+}  // namespace doorbell
