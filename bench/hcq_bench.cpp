@@ -56,9 +56,9 @@ void BM_QueueDispatch(benchmark::State& state) {
 // One thread (the dispatcher runs the kernel itself: one handoff each way), two, and one per core.
 void dispatch_args(benchmark::internal::Benchmark* b) {
   const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
-  for (int64_t n : {int64_t{1}, int64_t{2}, cores}) {
-    if (n == 1 || (n == 2 && cores >= 2) || (n == cores && cores > 2)) b->Arg(n);
-  }
+  b->Arg(1);
+  if (cores >= 2) b->Arg(2);
+  if (cores > 2) b->Arg(cores);
 }
 BENCHMARK(BM_QueueDispatch)->Apply(dispatch_args)->UseRealTime();
 

@@ -58,6 +58,7 @@ bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_
     const int64_t now = monotonic_ns();
     if (timed_out(v, now)) return false;
     if (now - start >= kSpinNs) break;
+    spin_pause(now - start);
   }
   // Sleep phase. Announcing the sleeper before the last check (both seq_cst) closes the race with set(): either
   // set() sees the announcement and wakes us, or we see its value and do not sleep.

@@ -1,6 +1,7 @@
 #include "hcq/wait_primitives.h"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -13,6 +14,10 @@ int64_t monotonic_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void spin_pause(int64_t spun_ns) {
+  if (spun_ns >= kPureSpinNs) sched_yield();
 }
 
 void futex_wait(const void* word, uint32_t expected, int64_t timeout_ns) {
@@ -30,7 +35,7 @@ uint32_t await_change(const std::atomic<uint32_t>& word, uint32_t old, std::atom
                       int64_t spin_ns, int64_t slice_ns) {
   uint32_t now = word.load(std::memory_order_acquire);
   if (now != old) return now;
-  const int64_t spin_end = monotonic_ns() + spin_ns;
+  const int64_t spin_start = monotonic_ns();
   // Reading the clock costs ~20 ns, so it is read once per 32 polls.
   while (true) {
     for (int i = 0; i < 32; ++i) {
@@ -38,7 +43,9 @@ uint32_t await_change(const std::atomic<uint32_t>& word, uint32_t old, std::atom
       now = word.load(std::memory_order_acquire);
       if (now != old) return now;
     }
-    if (monotonic_ns() >= spin_end) break;
+    const int64_t spun = monotonic_ns() - spin_start;
+    if (spun >= spin_ns) break;
+    spin_pause(spun);
   }
   // Announce the sleeper before the final check (both seq_cst): a waker that changed the word either sees the
   // announcement and wakes us, or we see its change here and do not sleep.

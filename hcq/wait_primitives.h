@@ -8,6 +8,12 @@
 
 namespace doorbell {
 
+// A spinner polls without yielding for this long, then yields the core between polls until its spin budget ends.
+// When the machine has fewer free cores than spinning threads (the host thread counts), a pure spinner holds the
+// core that the thread it waits for needs (measured on 2 cores busy with compiles: 28 us median per one-thread
+// dispatch when pure-spinning, 6 us when yielding); on an idle machine a handoff completes within this window.
+inline constexpr int64_t kPureSpinNs = 1'000;
+
 // Nanoseconds on CLOCK_MONOTONIC: the clock of every HCQ timestamp on the CPU device.
 int64_t monotonic_ns();
 
@@ -19,6 +25,9 @@ inline void cpu_relax() {
   asm volatile("yield");
 #endif
 }
+
+// Between spin polls: nothing during the first kPureSpinNs of a spin, then sched_yield.
+void spin_pause(int64_t spun_ns);
 
 // Sleeps while the 32-bit word at `word` equals `expected`, for at most timeout_ns. May return early (wake,
 // mismatch, signal); callers re-check their condition.
