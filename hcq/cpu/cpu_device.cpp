@@ -26,8 +26,15 @@ CpuDevice::CpuDevice(CpuDeviceOptions options) : Device("CPU"), options_(options
   }
   worker_count_ = resolve_workers(options_.workers);
   workers_.reserve(worker_count_ - 1);
-  for (uint32_t i = 1; i < worker_count_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
-  dispatcher_ = std::thread([this] { dispatcher_loop(); });
+  try {
+    for (uint32_t i = 1; i < worker_count_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+    dispatcher_ = std::thread([this] { dispatcher_loop(); });
+  } catch (...) {
+    // A thread failed to start (std::system_error): end the ones that did, since a joinable std::thread's
+    // destructor would terminate the process.
+    stop_workers();
+    throw;
+  }
 }
 
 CpuDevice::~CpuDevice() {
@@ -35,7 +42,11 @@ CpuDevice::~CpuDevice() {
   doorbell_.fetch_add(1, std::memory_order_seq_cst);
   notify_change(doorbell_, dispatcher_sleepers_);
   dispatcher_.join();
-  // The dispatcher (worker 0) is gone, so no exec is in flight: a quit job ends workers 1..n-1.
+  stop_workers();
+}
+
+void CpuDevice::stop_workers() {
+  // Called with no dispatcher running, so no exec is in flight: a quit job ends workers 1..n-1.
   job_quit_ = true;
   job_generation_.fetch_add(1, std::memory_order_seq_cst);
   notify_change(job_generation_, worker_sleepers_);

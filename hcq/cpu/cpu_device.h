@@ -48,6 +48,7 @@ class CpuDevice final : public Device {
   // Runs core ids index, index + n, ... of the current job.
   void run_share(uint32_t index);
   void worker_loop(uint32_t index);
+  void stop_workers();
 
   CpuDeviceOptions options_;
   uint32_t worker_count_ = 0;  // fixed before any thread starts, so threads read it race-free

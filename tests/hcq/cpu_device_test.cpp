@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hcq/cpu/cpu_device.h"
+#include "hcq/wait_primitives.h"
 
 namespace doorbell {
 namespace {
@@ -51,6 +52,11 @@ void double_it(void* const* buffers, const int64_t* scalars, int32_t core_id, in
 // Counts its calls in an atomic; the count tells the test how many kernels ran.
 void count_call(void* const* buffers, const int64_t*, int32_t, int32_t) {
   static_cast<std::atomic<int64_t>*>(buffers[0])->fetch_add(1, std::memory_order_relaxed);
+}
+
+// buffers[0]: int64 per core: the monotonic_ns() time at which that core's call ran.
+void record_time(void* const* buffers, const int64_t*, int32_t core_id, int32_t) {
+  static_cast<int64_t*>(buffers[0])[core_id] = monotonic_ns();
 }
 
 void busy_kernel(void* const* buffers, const int64_t*, int32_t core_id, int32_t) {
@@ -212,6 +218,22 @@ TEST(CpuDevice, TimestampsBracketTheExecAndAreMonotonic) {
   EXPECT_GE(done.timestamp(), end.timestamp());
   EXPECT_EQ(start.value(), 0u);
   EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(CpuDevice, TimestampsAroundAnExecBracketEveryCoresRun) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 3});
+  Signal& start = dev.new_signal("start");
+  Signal& end = dev.new_signal("end");
+  std::array<int64_t, 3> ran{};
+  HWQueue q;
+  q.timestamp(start).exec(record_time, {ran.data()}).timestamp(end).signal(dev.timeline_signal(), dev.next_timeline());
+  q.submit(dev);
+  dev.synchronize(10'000ms);
+  // The device's timestamps share the kernels' clock, so each core's reading lies between them: kernel-only time.
+  for (int64_t t : ran) {
+    EXPECT_LE(start.timestamp(), static_cast<uint64_t>(t));
+    EXPECT_GE(end.timestamp(), static_cast<uint64_t>(t));
+  }
 }
 
 TEST(CpuDevice, ReplayOfRecordedQueueWithPatchedValuesAndBuffers) {
