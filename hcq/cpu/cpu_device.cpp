@@ -11,6 +11,8 @@ namespace {
 
 // A blocked wait command re-checks for shutdown this often.
 constexpr auto kWaitSlice = std::chrono::milliseconds(5);
+// Spent submissions kept for reuse; enough for a deep queue of replays without holding memory unboundedly.
+constexpr size_t kMaxSpare = 64;
 
 uint32_t resolve_workers(uint32_t requested) {
   if (requested != 0) return requested;
@@ -54,27 +56,36 @@ void CpuDevice::stop_workers() {
 }
 
 void CpuDevice::submit(const HWQueue& queue) {
-  Submission s;
-  s.commands.assign(queue.commands().begin(), queue.commands().end());
-  s.buffers.assign(queue.buffers().begin(), queue.buffers().end());
-  s.scalars.assign(queue.scalars().begin(), queue.scalars().end());
   {
     std::lock_guard lock(ring_mutex_);
-    ring_.push_back(std::move(s));
+    // Reuse a spent submission's vectors: their capacity makes the copy below allocation-free on replay.
+    if (spare_.empty()) {
+      ring_.emplace_back();
+    } else {
+      ring_.push_back(std::move(spare_.back()));
+      spare_.pop_back();
+    }
+    Submission& s = ring_.back();
+    s.commands.assign(queue.commands().begin(), queue.commands().end());
+    s.buffers.assign(queue.buffers().begin(), queue.buffers().end());
+    s.scalars.assign(queue.scalars().begin(), queue.scalars().end());
   }
   doorbell_.fetch_add(1, std::memory_order_seq_cst);
   notify_change(doorbell_, dispatcher_sleepers_);
 }
 
 void CpuDevice::dispatcher_loop() {
+  Submission s;
+  bool spent = false;
   while (true) {
     // Read the doorbell before looking at the ring: a submit after this read changes it, so await_change below
     // returns at once instead of sleeping past that submission.
     const uint32_t bell = doorbell_.load(std::memory_order_acquire);
-    Submission s;
     bool have = false;
     {
       std::lock_guard lock(ring_mutex_);
+      if (spent && spare_.size() < kMaxSpare) spare_.push_back(std::move(s));
+      spent = false;
       if (!ring_.empty()) {
         s = std::move(ring_.front());
         ring_.pop_front();
@@ -87,6 +98,7 @@ void CpuDevice::dispatcher_loop() {
         ring_.clear();  // what follows an abandoned wait may depend on it: drop it
         return;
       }
+      spent = true;
       continue;
     }
     if (stopping_.load(std::memory_order_acquire)) return;

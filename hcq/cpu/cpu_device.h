@@ -56,6 +56,7 @@ class CpuDevice final : public Device {
   // The ring: submit() appends and rings the doorbell; the dispatcher pops in order.
   std::mutex ring_mutex_;
   std::deque<Submission> ring_;
+  std::vector<Submission> spare_;  // spent submissions whose vectors submit() reuses
   std::atomic<uint32_t> doorbell_{0};
   std::atomic<uint32_t> dispatcher_sleepers_{0};
   std::atomic<bool> stopping_{false};
