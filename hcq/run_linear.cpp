@@ -1,11 +1,15 @@
 #include "hcq/run_linear.h"
 
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "compiler/program.h"
+#include "hcq/devices.h"
 #include "hcq/host_buffers.h"
+#include "hcq/hw_queue.h"
+#include "ir/debug.h"
 #include "ir/element_storage.h"
 #include "ir/exec_alu.h"
 #include "ir/printer.h"
@@ -124,12 +128,31 @@ class KernelInterpreter {
   uint64_t generation_ = 0;
 };
 
-// A compiled kernel runs on the calling thread as one core of one (the CPU HCQ device splits it across workers).
-void run_program(const UOp& call) {
+// A compiled kernel is submitted to the CPU HCQ device, which splits it across its workers; the device's ring is
+// in order, so kernels run in schedule order without host waits between them. At DEBUG=2 each kernel is
+// bracketed by timestamps the queue writes and waited for, and one line per kernel gives its kernel-only time.
+void run_program(const UOp& call, Device& dev) {
   CompiledKernel k = compile_kernel(call.src(0).src(0));  // a program cache hit: the same SINK compiled it
   std::vector<void*> buffers;
   for (size_t i = 1; i < call.src().size(); i++) buffers.push_back(buffer_bytes(call.src(i)).data());
-  k.fn(buffers.data(), nullptr, 0, 1);
+  HWQueue q;
+  bool timed = debug_level() >= 2;
+  Signal* start = nullptr;
+  Signal* end = nullptr;
+  if (timed) {  // one pair on the CPU device, made once
+    static Signal* s = &dev.new_signal("kernel start");
+    static Signal* e = &dev.new_signal("kernel end");
+    start = s;
+    end = e;
+    q.timestamp(*start);
+  }
+  q.exec(k.fn, std::span<void* const>(buffers.data(), buffers.size()));
+  if (timed) q.timestamp(*end);
+  q.signal(dev.timeline_signal(), dev.next_timeline()).submit(dev);
+  if (!timed) return;
+  dev.synchronize();
+  double us = static_cast<double>(end->timestamp() - start->timestamp()) / 1e3;
+  std::fprintf(stderr, "%-28s %2zu buffers  %10.2f us\n", k.name.c_str(), buffers.size(), us);
 }
 
 }  // namespace
@@ -137,15 +160,23 @@ void run_program(const UOp& call) {
 void run_linear(const UOp& linear) {
   if (!linear || linear.op() != Ops::LINEAR)
     throw std::invalid_argument("run_linear: expected a LINEAR, got " + (linear ? print_node(linear) : std::string("a null UOp")));
+  Device* dev = nullptr;  // created on the first compiled kernel
   for (const UOp& call : linear.src()) {
     if (call.op() != Ops::CALL || call.src().empty())
       throw std::invalid_argument("run_linear: expected CALL(SINK or PROGRAM, buffers...), got " + print_node(call));
     switch (call.src(0).op()) {
-      case Ops::SINK: KernelInterpreter(call).run(); break;  // the reference: element by element
-      case Ops::PROGRAM: run_program(call); break;             // compiled by compile_linear
+      case Ops::SINK:  // the reference, element by element on this thread: after what the device still runs
+        if (dev) dev->synchronize();
+        KernelInterpreter(call).run();
+        break;
+      case Ops::PROGRAM:  // compiled by compile_linear
+        if (!dev) dev = &device("CPU");
+        run_program(call, *dev);
+        break;
       default: throw std::invalid_argument("run_linear: no handler for a CALL of " + print_node(call.src(0)));
     }
   }
+  if (dev) dev->synchronize();  // results are readable when run_linear returns
 }
 
 }  // namespace doorbell

@@ -60,6 +60,22 @@ TEST(CompileLinear, Debug4PrintsTheGeneratedSourceOfEachKernel) {
   EXPECT_NE(out.find("core_count"), std::string::npos) << out;
 }
 
+TEST(CompileLinear, Debug2PrintsOneLinePerKernelWithItsKernelOnlyTime) {
+  Tensor x = Tensor::rand({64});
+  UOp compiled = compile_linear((x.softmax(-1) + 1).schedule_linear());
+  int before = debug_level();
+  set_debug_level(2);
+  ::testing::internal::CaptureStderr();
+  run_linear(compiled);
+  std::string out = ::testing::internal::GetCapturedStderr();
+  set_debug_level(before);
+  size_t lines = 0;
+  for (size_t at = 0; (at = out.find(" us\n", at)) != std::string::npos; at++) lines++;
+  EXPECT_EQ(lines, compiled.src().size()) << out;
+  EXPECT_NE(out.find("kernel_"), std::string::npos) << out;
+  EXPECT_NE(out.find("buffers"), std::string::npos) << out;
+}
+
 TEST(CompileLinear, RejectsWhatIsNotALinear) {
   EXPECT_THROW(compile_linear(UOp::sink({})), std::invalid_argument);
 }
