@@ -120,13 +120,10 @@ class Rangeifier {
   }
 
   void analyze() {
-    std::vector<UOp> roots;
     for (const UOp& o : outputs_)
       if (!o.shape()) throw std::invalid_argument("schedule: output " + print_node(o) + " has no tensor shape");
     order_ = UOp::sink(outputs_).toposort();
     order_.pop_back();  // the SINK
-    std::unordered_set<const UOpNode*> in_graph;
-    for (const UOp& n : order_) in_graph.insert(n.get());
     for (const UOp& n : order_) {
       if (is_storage(n) || n.op() == Ops::UNIQUE || n.op() == Ops::DEVICE) continue;
       if (n.op() == Ops::AFTER) {  // AFTER(target, STORE(target, value)): the kernel consumes value
