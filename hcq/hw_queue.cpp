@@ -54,31 +54,18 @@ HWQueue& HWQueue::copy(void* dst, const void* src, uint64_t bytes) {
   return *this;
 }
 
-HWQueue& HWQueue::signal(Signal& signal, uint64_t value) {
+HWQueue& HWQueue::record_signal_command(CommandKind kind, Signal& signal, uint64_t value) {
   Command c;
-  c.kind = CommandKind::kSignal;
+  c.kind = kind;
   c.signal = &signal;
   c.value = value;
   commands_.push_back(c);
   return *this;
 }
 
-HWQueue& HWQueue::wait(Signal& signal, uint64_t value) {
-  Command c;
-  c.kind = CommandKind::kWait;
-  c.signal = &signal;
-  c.value = value;
-  commands_.push_back(c);
-  return *this;
-}
-
-HWQueue& HWQueue::timestamp(Signal& signal) {
-  Command c;
-  c.kind = CommandKind::kTimestamp;
-  c.signal = &signal;
-  commands_.push_back(c);
-  return *this;
-}
+HWQueue& HWQueue::signal(Signal& signal, uint64_t value) { return record_signal_command(CommandKind::kSignal, signal, value); }
+HWQueue& HWQueue::wait(Signal& signal, uint64_t value) { return record_signal_command(CommandKind::kWait, signal, value); }
+HWQueue& HWQueue::timestamp(Signal& signal) { return record_signal_command(CommandKind::kTimestamp, signal, 0); }
 
 HWQueue& HWQueue::memory_barrier() {
   Command c;

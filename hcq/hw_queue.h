@@ -71,6 +71,7 @@ class HWQueue {
   std::span<const int64_t> scalars() const { return scalars_; }
 
  private:
+  HWQueue& record_signal_command(CommandKind kind, Signal& signal, uint64_t value);  // signal, wait, timestamp
   Command& command_of(size_t index, std::initializer_list<CommandKind> kinds, const char* what);
 
   std::vector<Command> commands_;
