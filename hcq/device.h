@@ -15,6 +15,7 @@
 namespace doorbell {
 
 class HWQueue;
+struct BoundQueue;
 
 class Device {
  public:
@@ -26,6 +27,10 @@ class Device {
   const std::string& name() const { return name_; }
   // Enqueues a copy of the queue's commands on the device's ring and returns without waiting for them.
   virtual void submit(const HWQueue& queue) = 0;
+  // Copies a queue's commands into memory this device executes from (HWQueue::bind).
+  virtual std::shared_ptr<BoundQueue> bind(const HWQueue& queue) = 0;
+  // Enqueues a bound queue by reference: nothing is copied.
+  virtual void submit_bound(std::shared_ptr<const BoundQueue> queue) = 0;
 
   // A signal owned by the device; it lives as long as the device.
   Signal& new_signal(std::string name, uint64_t initial = 0);

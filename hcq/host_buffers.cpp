@@ -1,16 +1,28 @@
 #include "hcq/host_buffers.h"
 
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
-#include <vector>
+
+#include "hcq/cpu/cpu_allocator.h"
 
 namespace doorbell {
 namespace {
 
+struct Block {
+  void* data = nullptr;
+  size_t size = 0;
+};
+// Blocks come from the CPU device's allocator, which caches freed blocks by size: programs allocate the same
+// sizes over and over, and a warm realize must not pay for fresh pages.
 struct Store {
   std::mutex mu;
-  std::unordered_map<int64_t, std::vector<std::byte>> bytes;
+  std::unordered_map<int64_t, Block> bytes;
+  void release(std::unordered_map<int64_t, Block>::iterator it) {
+    cpu_device_allocator().free(it->second.data);
+    bytes.erase(it);
+  }
 };
 Store& store() {
   static Store* s = new Store();  // never destroyed: tensors in static objects may outlive main
@@ -20,7 +32,8 @@ Store& store() {
 // A buffer's bytes live as long as its identity: when the last UOp naming UNIQUE(id) goes, so do they.
 void release_storage(int64_t id) {
   std::lock_guard lock(store().mu);
-  store().bytes.erase(id);
+  auto it = store().bytes.find(id);
+  if (it != store().bytes.end()) store().release(it);
 }
 [[maybe_unused]] const bool kHookRegistered = (set_unique_freed_hook(release_storage), true);
 
@@ -47,15 +60,23 @@ std::span<std::byte> buffer_bytes(const UOp& b) {
   if (b.src(0).op() != Ops::UNIQUE) throw std::invalid_argument("buffer_bytes: BUFFER without a UNIQUE identity");
   int64_t id = b.src(0).arg_as<int64_t>();
   std::lock_guard lock(store().mu);
-  std::vector<std::byte>& v = store().bytes[id];
-  if (v.size() < nbytes) v.resize(nbytes);
-  return std::span<std::byte>(v.data(), nbytes);
+  Block& block = store().bytes[id];
+  if (block.data == nullptr || block.size < nbytes) {  // new storage reads as zeros; a grown one keeps its bytes
+    void* fresh = cpu_device_allocator().alloc(nbytes);
+    std::memset(fresh, 0, nbytes);
+    if (block.data != nullptr) {
+      std::memcpy(fresh, block.data, block.size);
+      cpu_device_allocator().free(block.data);
+    }
+    block = Block{fresh, nbytes};
+  }
+  return std::span<std::byte>(static_cast<std::byte*>(block.data), nbytes);
 }
 
 size_t host_storage_bytes() {
   std::lock_guard lock(store().mu);
   size_t total = 0;
-  for (auto& [id, v] : store().bytes) total += v.size();
+  for (auto& [id, block] : store().bytes) total += block.size;
   return total;
 }
 
@@ -70,7 +91,8 @@ void free_buffer(const UOp& b) {
   check_buffer(b);
   if (b.src(0).op() != Ops::UNIQUE) return;
   std::lock_guard lock(store().mu);
-  store().bytes.erase(b.src(0).arg_as<int64_t>());
+  auto it = store().bytes.find(b.src(0).arg_as<int64_t>());
+  if (it != store().bytes.end()) store().release(it);
 }
 
 }  // namespace doorbell

@@ -1,5 +1,6 @@
-// Host storage behind BUFFER UOps, until device allocators exist (the CPU end-to-end issue): bytes keyed by the
-// buffer's UNIQUE id, allocated on first use (contents unspecified: Tensor.empty promises nothing).
+// The storage behind BUFFER UOps on the CPU device: a block of the CPU device's allocator (64-byte aligned, freed
+// blocks cached by size) keyed by the buffer's UNIQUE id, allocated on first use and zero-filled (Tensor.empty
+// promises nothing, but zeros keep a bug reading uninitialized memory reproducible).
 // A memory-planned view BUFFER(arena, CONST byte_offset) resolves to its arena's bytes at that offset.
 #pragma once
 #include <cstddef>

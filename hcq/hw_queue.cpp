@@ -19,8 +19,15 @@ const char* command_kind_name(CommandKind kind) {
   return "unknown";
 }
 
+void HWQueue::check_recordable(const char* what) const {
+  if (bound_)
+    throw std::logic_error(std::string("HWQueue::") + what + ": the queue is bound to " + bound_device_->name() +
+                           "; expected an unbound queue (record everything before bind)");
+}
+
 HWQueue& HWQueue::exec(CpuKernelFn kernel, std::span<void* const> buffers, std::span<const int64_t> scalars,
                        int32_t core_count) {
+  check_recordable("exec");
   if (kernel == nullptr) throw std::invalid_argument("HWQueue::exec: kernel is null; expected a function");
   if (core_count < 0) {
     throw std::invalid_argument("HWQueue::exec: core_count " + std::to_string(core_count) +
@@ -41,6 +48,7 @@ HWQueue& HWQueue::exec(CpuKernelFn kernel, std::span<void* const> buffers, std::
 }
 
 HWQueue& HWQueue::copy(void* dst, const void* src, uint64_t bytes) {
+  check_recordable("copy");
   if (bytes != 0 && (dst == nullptr || src == nullptr)) {
     throw std::invalid_argument("HWQueue::copy: " + std::to_string(bytes) +
                                 " bytes with a null source or destination; expected two addresses");
@@ -55,6 +63,7 @@ HWQueue& HWQueue::copy(void* dst, const void* src, uint64_t bytes) {
 }
 
 HWQueue& HWQueue::record_signal_command(CommandKind kind, Signal& signal, uint64_t value) {
+  check_recordable(command_kind_name(kind));
   Command c;
   c.kind = kind;
   c.signal = &signal;
@@ -68,6 +77,7 @@ HWQueue& HWQueue::wait(Signal& signal, uint64_t value) { return record_signal_co
 HWQueue& HWQueue::timestamp(Signal& signal) { return record_signal_command(CommandKind::kTimestamp, signal, 0); }
 
 HWQueue& HWQueue::memory_barrier() {
+  check_recordable("memory_barrier");
   Command c;
   c.kind = CommandKind::kMemoryBarrier;
   commands_.push_back(c);
@@ -75,7 +85,21 @@ HWQueue& HWQueue::memory_barrier() {
 }
 
 HWQueue& HWQueue::submit(Device& device) {
-  device.submit(*this);
+  if (!bound_) {
+    device.submit(*this);
+    return *this;
+  }
+  if (&device != bound_device_)
+    throw std::invalid_argument("HWQueue::submit: the queue is bound to " + bound_device_->name() +
+                                " and cannot be submitted to another device (" + device.name() + ")");
+  device.submit_bound(bound_);
+  return *this;
+}
+
+HWQueue& HWQueue::bind(Device& device) {
+  if (bound_) throw std::logic_error("HWQueue::bind: the queue is already bound to " + bound_device_->name());
+  bound_ = device.bind(*this);
+  bound_device_ = &device;
   return *this;
 }
 
@@ -96,6 +120,7 @@ Command& HWQueue::command_of(size_t index, std::initializer_list<CommandKind> ki
 
 void HWQueue::patch_value(size_t command, uint64_t value) {
   command_of(command, {CommandKind::kSignal, CommandKind::kWait}, "patch_value").value = value;
+  if (bound_) bound_->commands[command].value = value;
 }
 
 void HWQueue::patch_buffer(size_t command, size_t slot, void* buffer) {
@@ -105,6 +130,7 @@ void HWQueue::patch_buffer(size_t command, size_t slot, void* buffer) {
                             std::to_string(command) + ", which has " + std::to_string(c.buffers_count) + " buffers");
   }
   buffers_[c.buffers_begin + slot] = buffer;
+  if (bound_) bound_->buffers[c.buffers_begin + slot] = buffer;
 }
 
 void HWQueue::patch_scalar(size_t command, size_t slot, int64_t value) {
@@ -114,6 +140,7 @@ void HWQueue::patch_scalar(size_t command, size_t slot, int64_t value) {
                             std::to_string(command) + ", which has " + std::to_string(c.scalars_count) + " scalars");
   }
   scalars_[c.scalars_begin + slot] = value;
+  if (bound_) bound_->scalars[c.scalars_begin + slot] = value;
 }
 
 }  // namespace doorbell

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -39,6 +40,15 @@ struct Command {
 };
 static_assert(std::is_trivially_copyable_v<Command>, "commands are plain data a device can copy into its ring");
 
+// A queue's commands in memory the device executes from (tinygrad's bind: on a GPU the packets are copied into
+// device memory once, and a submit only rings the doorbell). Patching a bound queue writes this memory, so it must
+// not happen while the device may be running the queue.
+struct BoundQueue {
+  std::vector<Command> commands;
+  std::vector<void*> buffers;
+  std::vector<int64_t> scalars;
+};
+
 class HWQueue {
  public:
   // Runs `kernel` as core_count parallel calls (core_id 0..core_count-1); 0 means one per device worker.
@@ -56,8 +66,13 @@ class HWQueue {
   HWQueue& timestamp(Signal& signal);
   // Makes earlier writes visible to later commands and to the host.
   HWQueue& memory_barrier();
-  // Hands a copy of the recorded commands to the device's ring; the queue stays recorded for replay.
+  // Hands a copy of the recorded commands to the device's ring; the queue stays recorded for replay. A bound
+  // queue hands over only a reference to its device copy, and only to the device it is bound to.
   HWQueue& submit(Device& device);
+  // Copies the commands into the device's memory once; afterwards submit() copies nothing, patches write the
+  // device copy too, and recording more commands throws std::logic_error.
+  HWQueue& bind(Device& device);
+  bool bound() const { return bound_ != nullptr; }
 
   // Patch points. Each throws std::out_of_range for a bad index and std::invalid_argument for a command of
   // another kind.
@@ -73,10 +88,13 @@ class HWQueue {
  private:
   HWQueue& record_signal_command(CommandKind kind, Signal& signal, uint64_t value);  // signal, wait, timestamp
   Command& command_of(size_t index, std::initializer_list<CommandKind> kinds, const char* what);
+  void check_recordable(const char* what) const;
 
   std::vector<Command> commands_;
   std::vector<void*> buffers_;
   std::vector<int64_t> scalars_;
+  std::shared_ptr<BoundQueue> bound_;
+  Device* bound_device_ = nullptr;
 };
 
 }  // namespace doorbell

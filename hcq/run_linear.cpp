@@ -1,11 +1,16 @@
 #include "hcq/run_linear.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <mutex>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <unordered_map>
 
+#include "compiler/kernel_estimates.h"
 #include "compiler/program.h"
+#include "hcq/cpu/cpu_device.h"
 #include "hcq/devices.h"
 #include "hcq/host_buffers.h"
 #include "hcq/hw_queue.h"
@@ -22,6 +27,16 @@ void write_element(DType dt, std::byte* p, const ConstValue& v) {
   std::optional<ConstValue> c = convert_value(dt, v);
   if (!c) throw std::runtime_error("run_linear: a value out of range for " + dt.name() + " was stored");
   store_element(dt, *c, p);
+}
+
+// The value a reduction of nothing has: 0 for sums, 1 for products, the lowest value for max.
+ConstValue reduce_identity(Ops op, DType dt) {
+  if (op == Ops::MAX) {
+    if (dt.is_float()) return -std::numeric_limits<double>::infinity();
+    if (dt.is_bool()) return false;
+    return *convert_value(dt, static_cast<int64_t>(int_min(dt)));
+  }
+  return *convert_value(dt, int64_t{op == Ops::MUL ? 1 : 0});
 }
 
 int64_t as_index(const ConstValue& v) {
@@ -108,7 +123,7 @@ class KernelInterpreter {
           acc = exec_alu(op, u.dtype(), vals, dts);
         });
         if (acc) return *acc;
-        throw std::runtime_error("run_linear: REDUCE over an empty range");
+        return reduce_identity(op, u.dtype());  // an empty range, as the compiled kernels' accumulators start
       }
       default: break;
     }
@@ -128,55 +143,143 @@ class KernelInterpreter {
   uint64_t generation_ = 0;
 };
 
-// A compiled kernel is submitted to the CPU HCQ device, which splits it across its workers; the device's ring is
-// in order, so kernels run in schedule order without host waits between them. At DEBUG=2 each kernel is
-// bracketed by timestamps the queue writes and waited for, and one line per kernel gives its kernel-only time.
-void run_program(const UOp& call, Device& dev) {
-  CompiledKernel k = compile_kernel(call.src(0).src(0));  // a program cache hit: the same SINK compiled it
-  std::vector<void*> buffers;
-  for (size_t i = 1; i < call.src().size(); i++) buffers.push_back(buffer_bytes(call.src(i)).data());
-  HWQueue q;
-  bool timed = debug_level() >= 2;
-  Signal* start = nullptr;
-  Signal* end = nullptr;
-  if (timed) {  // one pair on the CPU device, made once
-    static Signal* s = &dev.new_signal("kernel start");
-    static Signal* e = &dev.new_signal("kernel end");
-    start = s;
-    end = e;
-    q.timestamp(*start);
+// The calls of one LINEAR, handled by kind, recorded into one HWQueue for the CPU device and submitted once:
+// the device's ring runs them in order, so no host wait separates two kernels. A reference-interpreted kernel
+// (CALL(SINK)) runs on this thread, so what was recorded before it is submitted and waited for first.
+// At DEBUG=2 every exec is bracketed by timestamps the queue writes, and one line per kernel gives its name, its
+// launch (cores x outermost iterations), buffers, kernel-only time, GFLOP/s and GB/s (tinygrad's DEBUG=2 line).
+// Elementary operations (ALU ops plus 4-byte words moved) below which another core does not pay for its wake-up.
+constexpr int64_t kMinWorkPerCore = 8192;
+
+class LinearRunner {
+ public:
+  void call(const UOp& call) {
+    switch (call.src(0).op()) {
+      case Ops::SINK:  // the reference, element by element on this thread: after what the device still runs
+        flush();
+        KernelInterpreter(call).run();
+        return;
+      case Ops::PROGRAM: return kernel(call);
+      case Ops::COPY: return copy(call);
+      default: throw std::invalid_argument("run_linear: no handler for a CALL of " + print_node(call.src(0)));
+    }
   }
-  q.exec(k.fn, std::span<void* const>(buffers.data(), buffers.size()));
-  if (timed) q.timestamp(*end);
-  q.signal(dev.timeline_signal(), dev.next_timeline()).submit(dev);
-  if (!timed) return;
-  dev.synchronize();
-  double us = static_cast<double>(end->timestamp() - start->timestamp()) / 1e3;
-  std::fprintf(stderr, "%-28s %2zu buffers  %10.2f us\n", k.name.c_str(), buffers.size(), us);
-}
+
+  // Submits what is recorded and waits for it: results are readable when this returns.
+  void flush() {
+    if (queue_.size() == 0) return;
+    queue_.signal(dev_->timeline_signal(), dev_->next_timeline()).submit(*dev_);
+    dev_->synchronize();
+    for (const Timed& t : timed_) print_timed(t);
+    queue_ = HWQueue();
+    timed_.clear();
+  }
+
+ private:
+  struct Timed {
+    CompiledKernel kernel;
+    UOp call;
+    KernelEstimates estimates;
+    int32_t cores;
+    Signal* start;
+    Signal* end;
+  };
+
+  Device& dev() {
+    if (!dev_) dev_ = &device("CPU");
+    return *dev_;
+  }
+
+  void kernel(const UOp& call) {
+    const Launch& l = launch_of(call.src(0));
+    buffers_.clear();
+    for (size_t i = 1; i < call.src().size(); i++) buffers_.push_back(buffer_bytes(call.src(i)).data());
+    Device& d = dev();
+    int32_t cores = std::min(l.cores, static_cast<int32_t>(worker_count()));
+    if (debug_level() < 2) {
+      queue_.exec(l.kernel.fn, std::span<void* const>(buffers_.data(), buffers_.size()), {}, cores);
+      return;
+    }
+    size_t i = timed_.size();
+    Timed t{l.kernel, call, l.estimates, cores, &timing_signal(d, 2 * i), &timing_signal(d, 2 * i + 1)};
+    queue_.timestamp(*t.start).exec(l.kernel.fn, std::span<void* const>(buffers_.data(), buffers_.size()), {}, cores);
+    queue_.timestamp(*t.end);
+    timed_.push_back(std::move(t));
+  }
+
+  // What launching a PROGRAM needs, worked out once per program: its function, its estimates, and how many cores
+  // its work is worth. A fan-out to the workers costs about a microsecond, so a kernel with little work runs on
+  // one core (the warm tiny realize), and a big one on every core.
+  struct Launch {
+    UOp program;  // keeps the key's node alive
+    CompiledKernel kernel;
+    KernelEstimates estimates;
+    int32_t cores = 1;
+  };
+  static const Launch& launch_of(const UOp& program) {
+    static std::mutex mu;
+    static auto* launches = new std::unordered_map<const UOpNode*, Launch>();  // never destroyed, as the code
+    std::lock_guard lock(mu);
+    auto it = launches->find(program.get());
+    if (it != launches->end()) return it->second;
+    Launch l{program, compile_kernel(program.src(0)), estimate_kernel(program.src(0)), 1};
+    int64_t work = l.estimates.ops + (l.estimates.bytes_read + l.estimates.bytes_written) / 4;
+    l.cores = static_cast<int32_t>(std::clamp<int64_t>(std::min(work / kMinWorkPerCore, l.estimates.global_size), 1, 1 << 20));
+    return launches->emplace(program.get(), std::move(l)).first->second;
+  }
+
+  // CALL(COPY, dst, src): the bytes of one buffer into another of the same size, in queue order.
+  void copy(const UOp& call) {
+    if (call.src().size() != 3)
+      throw std::invalid_argument("run_linear: expected CALL(COPY, destination, source), got " + print_node(call));
+    std::span<std::byte> dst = buffer_bytes(call.src(1)), src = buffer_bytes(call.src(2));
+    if (dst.size() != src.size())
+      throw std::invalid_argument("run_linear: COPY of " + std::to_string(src.size()) + " bytes into a buffer of " +
+                                  std::to_string(dst.size()) + " bytes; expected equal sizes");
+    dev();
+    queue_.copy(dst.data(), src.data(), src.size());
+  }
+
+  // Timing signals are the device's and live as long as it; a thread reuses its own across runs.
+  static Signal& timing_signal(Device& d, size_t i) {
+    thread_local std::vector<Signal*> pool;
+    while (pool.size() <= i) pool.push_back(&d.new_signal("kernel timestamp " + std::to_string(pool.size())));
+    return *pool[i];
+  }
+
+  void print_timed(const Timed& t) const {
+    const KernelEstimates& e = t.estimates;
+    double ns = static_cast<double>(t.end->timestamp() - t.start->timestamp());
+    double safe_ns = ns > 0 ? ns : 1;
+    char launch[48];
+    std::snprintf(launch, sizeof launch, "[%d x %lld]", t.cores, static_cast<long long>(e.global_size));
+    std::fprintf(stderr, "*** %-4s %-24s %-18s %2zu bufs  %10.2f us  %9.2f GFLOP/s  %9.2f GB/s\n", dev_->name().c_str(),
+                 t.kernel.name.c_str(), launch, t.call.src().size() - 1, ns / 1e3,
+                 static_cast<double>(e.ops) / safe_ns, static_cast<double>(e.bytes_read + e.bytes_written) / safe_ns);
+  }
+
+  uint32_t worker_count() const {
+    auto* cpu = dynamic_cast<CpuDevice*>(dev_);
+    return cpu ? cpu->worker_count() : 1;
+  }
+
+  Device* dev_ = nullptr;  // created on the first call that needs it
+  HWQueue queue_;
+  std::vector<void*> buffers_;
+  std::vector<Timed> timed_;
+};
 
 }  // namespace
 
 void run_linear(const UOp& linear) {
   if (!linear || linear.op() != Ops::LINEAR)
     throw std::invalid_argument("run_linear: expected a LINEAR, got " + (linear ? print_node(linear) : std::string("a null UOp")));
-  Device* dev = nullptr;  // created on the first compiled kernel
-  for (const UOp& call : linear.src()) {
+  for (const UOp& call : linear.src())
     if (call.op() != Ops::CALL || call.src().empty())
-      throw std::invalid_argument("run_linear: expected CALL(SINK or PROGRAM, buffers...), got " + print_node(call));
-    switch (call.src(0).op()) {
-      case Ops::SINK:  // the reference, element by element on this thread: after what the device still runs
-        if (dev) dev->synchronize();
-        KernelInterpreter(call).run();
-        break;
-      case Ops::PROGRAM:  // compiled by compile_linear
-        if (!dev) dev = &device("CPU");
-        run_program(call, *dev);
-        break;
-      default: throw std::invalid_argument("run_linear: no handler for a CALL of " + print_node(call.src(0)));
-    }
-  }
-  if (dev) dev->synchronize();  // results are readable when run_linear returns
+      throw std::invalid_argument("run_linear: expected CALL(SINK, PROGRAM or COPY, buffers...), got " + print_node(call));
+  LinearRunner runner;
+  for (const UOp& call : linear.src()) runner.call(call);
+  runner.flush();
 }
 
 }  // namespace doorbell

@@ -1,6 +1,10 @@
-// run_linear: executes a LINEAR of kernel CALLs (seed 000). This version interprets each kernel body on host
-// buffers, one element at a time, with the IR's own exec_alu semantics. It is the reference the compiled CPU
-// path (the CPU end-to-end issue) is checked against.
+// run_linear: executes a LINEAR of CALLs (seed 000) with a handler per call kind:
+//  - CALL(PROGRAM, buffers...): a kernel from compile_linear, run on the CPU HCQ device across its workers;
+//  - CALL(COPY, dst, src): a copy of one buffer into another of the same byte size, through the device's queue;
+//  - CALL(SINK, buffers...): a kernel not compiled, interpreted on the host one element at a time with the IR's own
+//    exec_alu semantics: the reference the compiled path is checked against.
+// Device work is recorded into one queue and submitted once; run_linear returns when everything finished.
+// DEBUG=2 prints one line per compiled kernel with its kernel-only time from timestamps written by the queue.
 #pragma once
 #include "ir/uop.h"
 

@@ -1,5 +1,7 @@
 #include "scheduler/schedule.h"
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -178,7 +180,17 @@ bool schedule_cache_enabled() {
   return cache().enabled;
 }
 
+namespace {
+// DEBUG=1: one line per schedule (tinygrad prints its schedule summary at the same level).
+void print_summary(const ScheduleResult& r, std::chrono::steady_clock::time_point t0) {
+  double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr, "schedule: %zu kernels, %zu outputs, arena peak %lld bytes, %s, %.1f us\n", r.linear.src().size(),
+               r.becomes.size(), static_cast<long long>(r.peak_bytes), r.cache_hit ? "cache hit" : "cache miss", us);
+}
+}  // namespace
+
 ScheduleResult schedule(const std::vector<UOp>& outputs) {
+  const auto t0 = std::chrono::steady_clock::now();
   for (const UOp& o : outputs)
     if (!o) throw std::invalid_argument("schedule: an output is a null UOp");
   Normalized n = normalize_key(outputs);
@@ -195,14 +207,12 @@ ScheduleResult schedule(const std::vector<UOp>& outputs) {
     if (cache().enabled) hit = &cache().entries.emplace(n.key, std::move(built)).first->second;
     else hit = &built;
     ScheduleResult r = resolve(*hit, n, outputs);
-    if (debug_level() >= 1)
-      std::fprintf(stderr, "schedule: %zu kernels, peak %lld bytes, cache miss\n", r.linear.src().size(), static_cast<long long>(r.peak_bytes));
+    if (debug_level() >= 1) print_summary(r, t0);
     return r;
   }
   ScheduleResult r = resolve(*hit, n, outputs);
   r.cache_hit = true;
-  if (debug_level() >= 1)
-    std::fprintf(stderr, "schedule: %zu kernels, peak %lld bytes, cache hit\n", r.linear.src().size(), static_cast<long long>(r.peak_bytes));
+  if (debug_level() >= 1) print_summary(r, t0);
   return r;
 }
 

@@ -1,4 +1,4 @@
-// The `doorbell` program. Until the benchmark and demo arrive it prints its version and the devices it finds.
+// The `doorbell` program: its version, the devices it finds, and a small real workload on the CPU device.
 
 #include <cstdio>
 #include <exception>
@@ -6,13 +6,17 @@
 
 #include "kernel-interface/device_probe.h"
 #include "kernel-interface/device_summary.h"
+#include "tools/workload.h"
 
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: doorbell [devices | --version | --help]\n"
-    "  (no argument), devices, --version   print the version and the devices found\n"
-    "  --help                              print this message\n";
+    "usage: doorbell [run | devices | --version | --help]\n"
+    "  (no argument)         the version, the devices found, and the workload\n"
+    "  run                   the workload: an MLP forward pass on the CPU device, checked against float64, with\n"
+    "                        compile latency per kernel and the DEBUG=2 table of kernel-only times (on stderr)\n"
+    "  devices, --version    print the version and the devices found\n"
+    "  --help                print this message\n";
 
 void print_version_and_devices() {
   std::printf("doorbell %s\n", DOORBELL_VERSION);
@@ -22,7 +26,12 @@ void print_version_and_devices() {
 }
 
 int run(std::string_view command) {
-  if (command.empty() || command == "devices" || command == "--version") {
+  if (command.empty()) {
+    print_version_and_devices();
+    return doorbell::run_workload(stdout);
+  }
+  if (command == "run") return doorbell::run_workload(stdout);
+  if (command == "devices" || command == "--version") {
     print_version_and_devices();
     return 0;
   }

@@ -77,4 +77,9 @@ size_t CpuAllocator::cached_bytes() const {
   return n;
 }
 
+CpuAllocator& cpu_device_allocator() {
+  static CpuAllocator* allocator = new CpuAllocator();
+  return *allocator;
+}
+
 }  // namespace doorbell

@@ -65,4 +65,8 @@ class CpuBuffer {
   size_t size_;
 };
 
+// The CPU device's memory: one allocator for the process, never destroyed (buffers may be freed at exit by
+// static tensors after any local object is gone).
+CpuAllocator& cpu_device_allocator();
+
 }  // namespace doorbell

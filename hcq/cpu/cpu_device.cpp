@@ -66,9 +66,34 @@ void CpuDevice::submit(const HWQueue& queue) {
       spare_.pop_back();
     }
     Submission& s = ring_.back();
-    s.commands.assign(queue.commands().begin(), queue.commands().end());
-    s.buffers.assign(queue.buffers().begin(), queue.buffers().end());
-    s.scalars.assign(queue.scalars().begin(), queue.scalars().end());
+    s.bound.reset();
+    s.owned.commands.assign(queue.commands().begin(), queue.commands().end());
+    s.owned.buffers.assign(queue.buffers().begin(), queue.buffers().end());
+    s.owned.scalars.assign(queue.scalars().begin(), queue.scalars().end());
+  }
+  doorbell_.fetch_add(1, std::memory_order_seq_cst);
+  notify_change(doorbell_, dispatcher_sleepers_);
+}
+
+std::shared_ptr<BoundQueue> CpuDevice::bind(const HWQueue& queue) {
+  // Host memory is the CPU device's memory: the bound copy is what the dispatcher reads on every submit.
+  auto b = std::make_shared<BoundQueue>();
+  b->commands.assign(queue.commands().begin(), queue.commands().end());
+  b->buffers.assign(queue.buffers().begin(), queue.buffers().end());
+  b->scalars.assign(queue.scalars().begin(), queue.scalars().end());
+  return b;
+}
+
+void CpuDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {
+  {
+    std::lock_guard lock(ring_mutex_);
+    if (spare_.empty()) {
+      ring_.emplace_back();
+    } else {
+      ring_.push_back(std::move(spare_.back()));
+      spare_.pop_back();
+    }
+    ring_.back().bound = std::move(queue);
   }
   doorbell_.fetch_add(1, std::memory_order_seq_cst);
   notify_change(doorbell_, dispatcher_sleepers_);
@@ -84,6 +109,7 @@ void CpuDevice::dispatcher_loop() {
     bool have = false;
     {
       std::lock_guard lock(ring_mutex_);
+      s.bound.reset();  // a bound queue is referenced only while it runs
       if (spent && spare_.size() < kMaxSpare) spare_.push_back(std::move(s));
       spent = false;
       if (!ring_.empty()) {
@@ -93,7 +119,7 @@ void CpuDevice::dispatcher_loop() {
       }
     }
     if (have) {
-      if (!run(s)) {
+      if (!run(s.body())) {
         std::lock_guard lock(ring_mutex_);
         ring_.clear();  // what follows an abandoned wait may depend on it: drop it
         return;
@@ -106,7 +132,7 @@ void CpuDevice::dispatcher_loop() {
   }
 }
 
-bool CpuDevice::run(const Submission& submission) {
+bool CpuDevice::run(const BoundQueue& submission) {
   for (const Command& c : submission.commands) {
     switch (c.kind) {
       case CommandKind::kExec:
@@ -136,7 +162,7 @@ bool CpuDevice::run(const Submission& submission) {
   return true;
 }
 
-void CpuDevice::run_exec(const Command& c, const Submission& submission) {
+void CpuDevice::run_exec(const Command& c, const BoundQueue& submission) {
   const uint32_t n = worker_count();
   job_kernel_ = c.kernel;
   job_buffers_ = submission.buffers.data() + c.buffers_begin;

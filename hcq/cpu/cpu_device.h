@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -32,19 +33,22 @@ class CpuDevice final : public Device {
   ~CpuDevice() override;
 
   void submit(const HWQueue& queue) override;
+  std::shared_ptr<BoundQueue> bind(const HWQueue& queue) override;
+  void submit_bound(std::shared_ptr<const BoundQueue> queue) override;
   uint32_t worker_count() const { return worker_count_; }
 
  private:
+  // A ring entry: a copy of an unbound queue, or a reference to a bound one.
   struct Submission {
-    std::vector<Command> commands;
-    std::vector<void*> buffers;
-    std::vector<int64_t> scalars;
+    BoundQueue owned;
+    std::shared_ptr<const BoundQueue> bound;
+    const BoundQueue& body() const { return bound ? *bound : owned; }
   };
 
   void dispatcher_loop();
   // Returns false when shutdown abandoned a blocked wait.
-  bool run(const Submission& submission);
-  void run_exec(const Command& command, const Submission& submission);
+  bool run(const BoundQueue& submission);
+  void run_exec(const Command& command, const BoundQueue& submission);
   // Runs core ids index, index + n, ... of the current job.
   void run_share(uint32_t index);
   void worker_loop(uint32_t index);

@@ -279,6 +279,61 @@ TEST(CpuDevice, PatchingAfterSubmitDoesNotChangeTheSubmittedWork) {
   EXPECT_EQ(done.value(), 1u);
 }
 
+TEST(CpuDevice, BoundQueueResubmittedWithAPatchedArgumentRunsThePatchedValues) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 3});
+  constexpr int64_t kN = 96;
+  std::vector<int64_t> out1(kN, 0);
+  std::vector<int64_t> out2(kN, 0);
+  Signal& done = dev.new_signal("done");
+  std::array<void*, 1> bufs{out1.data()};
+  std::array<int64_t, 2> args{kN, 3};
+  HWQueue q;
+  q.exec(fill_affine, bufs, args).signal(done, 1).bind(dev);
+  EXPECT_TRUE(q.bound());
+  q.submit(dev);
+  done.wait(1, 10'000ms);
+  // The patches land in the bound copy the device executes from: no re-record, no re-bind.
+  q.patch_scalar(0, 1, 7);
+  q.patch_buffer(0, 0, out2.data());
+  q.patch_value(1, 2);
+  q.submit(dev);
+  done.wait(2, 10'000ms);
+  for (int64_t i = 0; i < kN; ++i) {
+    ASSERT_EQ(out1[i], 3 * i + 3) << i;
+    ASSERT_EQ(out2[i], 7 * i + 7) << i;
+  }
+}
+
+TEST(CpuDevice, BoundQueueSubmittedManyTimesRunsEachSubmission) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 2});
+  std::atomic<int64_t> calls{0};
+  Signal& done = dev.new_signal("done");
+  HWQueue q;
+  q.exec(count_call, {&calls}).signal(done, 0).bind(dev);
+  for (uint64_t i = 1; i <= 200; ++i) {
+    q.patch_value(1, i);
+    q.submit(dev);
+    done.wait(i, 10'000ms);  // a bound queue is patched only when the device no longer runs it
+  }
+  EXPECT_EQ(calls.load(), 400);  // 200 submissions x 2 cores
+}
+
+TEST(CpuDevice, RecordingAfterBindAndSubmittingElsewhereAreErrors) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 1});
+  CpuDevice other(CpuDeviceOptions{.workers = 1});
+  std::atomic<int64_t> calls{0};
+  HWQueue q;
+  q.exec(count_call, {&calls}).bind(dev);
+  try {
+    q.memory_barrier();
+    FAIL() << "recording after bind did not throw";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("bound to CPU"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(q.bind(dev), std::logic_error);
+  EXPECT_THROW(q.submit(other), std::invalid_argument);
+}
+
 TEST(CpuDevice, ThousandKernelsInOneSubmission) {
   CpuDevice dev(CpuDeviceOptions{.workers = 2});
   std::atomic<int64_t> calls{0};

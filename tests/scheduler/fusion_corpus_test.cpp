@@ -1,6 +1,6 @@
 // The fusion corpus: tensor programs with the exact number of kernels each must schedule to, every schedule's
 // memory plan verified, and every result checked against an independent evaluation of the tensor graph
-// (tensor_reference.h) after running the schedule with the reference run_linear.
+// (tensor_reference.h) after compiling the schedule's kernels and running them on the CPU device.
 //
 // `tinygrad` is the count tinygrad a9069c17 gives for the same program on DEV=CPU (measured here with
 // Tensor.schedule_linear on Tensor.empty inputs); every case matches it.
@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 
+#include "compiler/compile_linear.h"
 #include "frontend/tensor.h"
 #include "hcq/run_linear.h"
 #include "scheduler/memory_planner.h"
@@ -84,7 +85,7 @@ TEST_P(FusionCorpus, SchedulesToTheExpectedKernelsAndComputesTheReferenceValues)
   UOp linear = Tensor::schedule_linear(outs);
   EXPECT_EQ(static_cast<int>(linear.src().size()), c.kernels) << c.name;
   EXPECT_NO_THROW(verify_memory_plan(linear)) << c.name;
-  run_linear(linear);
+  run_linear(compile_linear(linear));
   for (size_t i = 0; i < outs.size(); i++) {
     std::vector<double> got = testing::as_doubles(testing::reference_eval(outs[i].uop()));
     std::vector<double> ref = testing::as_doubles(want[i]);
