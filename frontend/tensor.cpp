@@ -55,7 +55,7 @@ int64_t Tensor::size(int64_t axis) const { return shape()[frontend::resolve_axis
 std::string Tensor::device() const {
   UOp b = base_buffer(uop());
   if (b && b.src().size() > 1 && b.src(1).op() == Ops::DEVICE) return b.src(1).arg_as<std::string>();
-  return "CPU";
+  return default_device_name();
 }
 
 // ---- scheduling ---------------------------------------------------------------------------------------------

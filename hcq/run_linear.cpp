@@ -185,16 +185,29 @@ class LinearRunner {
     Signal* end;
   };
 
-  Device& dev() {
+  // The device of a call is its buffers' device (a view's arena's); one LINEAR runs on one device.
+  Device& dev(const UOp& call) {
+    for (size_t i = 1; i < call.src().size(); i++) {
+      UOp b = call.src(i);
+      while (b.op() == Ops::BUFFER && b.src(0).op() == Ops::BUFFER) b = b.src(0);
+      if (b.op() != Ops::BUFFER || b.src().size() < 2 || b.src(1).op() != Ops::DEVICE) continue;
+      const std::string& name = b.src(1).arg_as<std::string>();
+      if (dev_ && dev_->name() == name) continue;
+      Device& d = device(name);  // throws for a device that does not exist
+      if (!dev_) dev_ = &d;
+      else
+        throw std::invalid_argument("run_linear: a call on " + name + " in a LINEAR that runs on " + dev_->name() +
+                                    "; expected one device (copies between devices arrive with the GPU devices)");
+    }
     if (!dev_) dev_ = &device("CPU");
     return *dev_;
   }
 
   void kernel(const UOp& call) {
+    Device& d = dev(call);
     const Launch& l = launch_of(call.src(0));
     buffers_.clear();
     for (size_t i = 1; i < call.src().size(); i++) buffers_.push_back(buffer_bytes(call.src(i)).data());
-    Device& d = dev();
     int32_t cores = std::min(l.cores, static_cast<int32_t>(worker_count()));
     if (debug_level() < 2) {
       queue_.exec(l.kernel.fn, std::span<void* const>(buffers_.data(), buffers_.size()), {}, cores);
@@ -232,11 +245,11 @@ class LinearRunner {
   void copy(const UOp& call) {
     if (call.src().size() != 3)
       throw std::invalid_argument("run_linear: expected CALL(COPY, destination, source), got " + print_node(call));
+    dev(call);
     std::span<std::byte> dst = buffer_bytes(call.src(1)), src = buffer_bytes(call.src(2));
     if (dst.size() != src.size())
       throw std::invalid_argument("run_linear: COPY of " + std::to_string(src.size()) + " bytes into a buffer of " +
                                   std::to_string(dst.size()) + " bytes; expected equal sizes");
-    dev();
     queue_.copy(dst.data(), src.data(), src.size());
   }
 

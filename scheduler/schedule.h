@@ -21,11 +21,13 @@
 #include <utility>
 #include <vector>
 
+#include "ir/environment.h"
 #include "ir/uop.h"
 
 namespace doorbell {
 
-UOp new_buffer(DType dtype, int64_t count, const std::string& device = "CPU");
+// `device` defaults to DEV (ir/environment.h).
+UOp new_buffer(DType dtype, int64_t count, const std::string& device = default_device_name());
 // The BUFFER behind a view (through movement ops, AFTER, CONTIGUOUS views...), or a null UOp.
 UOp base_buffer(const UOp& view);
 
