@@ -11,8 +11,6 @@ namespace {
 
 // A blocked wait command re-checks for shutdown this often.
 constexpr auto kWaitSlice = std::chrono::milliseconds(5);
-// Spent submissions kept for reuse; enough for a deep queue of replays without holding memory unboundedly.
-constexpr size_t kMaxSpare = 64;
 
 uint32_t resolve_workers(uint32_t requested) {
   if (requested != 0) return requested;
@@ -22,7 +20,7 @@ uint32_t resolve_workers(uint32_t requested) {
 
 }  // namespace
 
-CpuDevice::CpuDevice(CpuDeviceOptions options) : Device("CPU"), options_(options) {
+CpuDevice::CpuDevice(CpuDeviceOptions options) : Device("CPU"), options_(options), slots_(kRingSlots) {
   if (options_.spin_ns < 0) {
     throw std::invalid_argument("CpuDevice: spin_ns " + std::to_string(options_.spin_ns) + "; expected >= 0");
   }
@@ -41,8 +39,12 @@ CpuDevice::CpuDevice(CpuDeviceOptions options) : Device("CPU"), options_(options
 
 CpuDevice::~CpuDevice() {
   stopping_.store(true, std::memory_order_seq_cst);
-  doorbell_.fetch_add(1, std::memory_order_seq_cst);
-  notify_change(doorbell_, dispatcher_sleepers_);
+  {
+    // The odd doorbell bit says "stop": a change of the word, so a dispatcher about to sleep cannot miss it.
+    std::lock_guard lock(submit_mutex_);
+    ring_.doorbell.fetch_or(1, std::memory_order_seq_cst);
+  }
+  notify_change(ring_.doorbell, ring_.dispatcher_sleepers);
   dispatcher_.join();
   stop_workers();
 }
@@ -55,24 +57,33 @@ void CpuDevice::stop_workers() {
   for (std::thread& w : workers_) w.join();
 }
 
-void CpuDevice::submit(const HWQueue& queue) {
-  {
-    std::lock_guard lock(ring_mutex_);
-    // Reuse a spent submission's vectors: their capacity makes the copy below allocation-free on replay.
-    if (spare_.empty()) {
-      ring_.emplace_back();
-    } else {
-      ring_.push_back(std::move(spare_.back()));
-      spare_.pop_back();
-    }
-    Submission& s = ring_.back();
-    s.bound.reset();
-    s.owned.commands.assign(queue.commands().begin(), queue.commands().end());
-    s.owned.buffers.assign(queue.buffers().begin(), queue.buffers().end());
-    s.owned.scalars.assign(queue.scalars().begin(), queue.scalars().end());
+CpuDevice::Slot& CpuDevice::claim_slot() {
+  // A slot is free once the dispatcher finished the submission that used it kRingSlots submissions ago. The
+  // producer re-reads `consumed` only when its cached copy says the ring is full, so a submit normally touches no
+  // cache line the dispatcher writes.
+  while (produced_ - consumed_seen_ >= kRingSlots) {
+    uint32_t now = ring_.consumed.load(std::memory_order_acquire);
+    if (now == consumed_seen_) now = await_change(ring_.consumed, consumed_seen_, ring_.consumer_sleepers, options_.spin_ns);
+    consumed_seen_ = now;
   }
-  doorbell_.fetch_add(1, std::memory_order_seq_cst);
-  notify_change(doorbell_, dispatcher_sleepers_);
+  return slots_[produced_ % kRingSlots];
+}
+
+void CpuDevice::publish_slot() {
+  ++produced_;
+  ring_.doorbell.fetch_add(2, std::memory_order_seq_cst);  // the count lives in bits 1..31, the stop bit in bit 0
+  notify_change(ring_.doorbell, ring_.dispatcher_sleepers);
+}
+
+void CpuDevice::submit(const HWQueue& queue) {
+  std::lock_guard lock(submit_mutex_);
+  Slot& s = claim_slot();
+  // The slot's vectors keep their capacity from earlier laps: copying a replayed queue allocates nothing.
+  s.bound.reset();
+  s.owned.commands.assign(queue.commands().begin(), queue.commands().end());
+  s.owned.buffers.assign(queue.buffers().begin(), queue.buffers().end());
+  s.owned.scalars.assign(queue.scalars().begin(), queue.scalars().end());
+  publish_slot();
 }
 
 std::shared_ptr<BoundQueue> CpuDevice::bind(const HWQueue& queue) {
@@ -85,50 +96,26 @@ std::shared_ptr<BoundQueue> CpuDevice::bind(const HWQueue& queue) {
 }
 
 void CpuDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {
-  {
-    std::lock_guard lock(ring_mutex_);
-    if (spare_.empty()) {
-      ring_.emplace_back();
-    } else {
-      ring_.push_back(std::move(spare_.back()));
-      spare_.pop_back();
-    }
-    ring_.back().bound = std::move(queue);
-  }
-  doorbell_.fetch_add(1, std::memory_order_seq_cst);
-  notify_change(doorbell_, dispatcher_sleepers_);
+  std::lock_guard lock(submit_mutex_);
+  // The slot holds the reference until the producer reuses it, so the count is only touched on this side.
+  claim_slot().bound = std::move(queue);
+  publish_slot();
 }
 
 void CpuDevice::dispatcher_loop() {
-  Submission s;
-  bool spent = false;
+  uint32_t next = 0;  // submissions taken so far
   while (true) {
-    // Read the doorbell before looking at the ring: a submit after this read changes it, so await_change below
-    // returns at once instead of sleeping past that submission.
-    const uint32_t bell = doorbell_.load(std::memory_order_acquire);
-    bool have = false;
-    {
-      std::lock_guard lock(ring_mutex_);
-      s.bound.reset();  // a bound queue is referenced only while it runs
-      if (spent && spare_.size() < kMaxSpare) spare_.push_back(std::move(s));
-      spent = false;
-      if (!ring_.empty()) {
-        s = std::move(ring_.front());
-        ring_.pop_front();
-        have = true;
-      }
-    }
-    if (have) {
-      if (!run(s.body())) {
-        std::lock_guard lock(ring_mutex_);
-        ring_.clear();  // what follows an abandoned wait may depend on it: drop it
-        return;
-      }
-      spent = true;
+    const uint32_t bell = ring_.doorbell.load(std::memory_order_acquire);
+    if ((bell >> 1) != (next & 0x7fff'ffffu)) {  // the doorbell's count wraps at 2^31
+      const Slot& s = slots_[next % kRingSlots];
+      if (!run(s.bound ? *s.bound : s.owned)) return;  // shutdown abandoned a wait: what follows may depend on it
+      ++next;
+      ring_.consumed.store(next, std::memory_order_seq_cst);
+      notify_change(ring_.consumed, ring_.consumer_sleepers);
       continue;
     }
-    if (stopping_.load(std::memory_order_acquire)) return;
-    await_change(doorbell_, bell, dispatcher_sleepers_, options_.spin_ns);
+    if (bell & 1) return;  // stopping, and everything submitted ran
+    await_change(ring_.doorbell, bell, ring_.dispatcher_sleepers, options_.spin_ns);
   }
 }
 

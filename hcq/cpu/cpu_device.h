@@ -9,7 +9,6 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -38,14 +37,17 @@ class CpuDevice final : public Device {
   uint32_t worker_count() const { return worker_count_; }
 
  private:
-  // A ring entry: a copy of an unbound queue, or a reference to a bound one.
-  struct Submission {
+  // A ring slot: a copy of an unbound queue, or a reference to a bound one.
+  struct Slot {
     BoundQueue owned;
     std::shared_ptr<const BoundQueue> bound;
-    const BoundQueue& body() const { return bound ? *bound : owned; }
   };
+  static constexpr uint32_t kRingSlots = 64;
 
   void dispatcher_loop();
+  // Producer side, under submit_mutex_: waits for a free slot, then makes the filled slot visible.
+  Slot& claim_slot();
+  void publish_slot();
   // Returns false when shutdown abandoned a blocked wait.
   bool run(const BoundQueue& submission);
   void run_exec(const Command& command, const BoundQueue& submission);
@@ -57,12 +59,21 @@ class CpuDevice final : public Device {
   CpuDeviceOptions options_;
   uint32_t worker_count_ = 0;  // fixed before any thread starts, so threads read it race-free
 
-  // The ring: submit() appends and rings the doorbell; the dispatcher pops in order.
-  std::mutex ring_mutex_;
-  std::deque<Submission> ring_;
-  std::vector<Submission> spare_;  // spent submissions whose vectors submit() reuses
-  std::atomic<uint32_t> doorbell_{0};
-  std::atomic<uint32_t> dispatcher_sleepers_{0};
+  // The ring: a fixed array of slots that submitters fill in order (one at a time, under submit_mutex_) and the
+  // dispatcher runs in order. The doorbell word is 2 * submissions published + the stop bit; `consumed` counts
+  // submissions the dispatcher finished. Each word shares its cache line only with its sleeper count, so a
+  // dispatch moves the doorbell line, the slot and the signal between cores, and nothing else.
+  struct alignas(64) RingWords {
+    alignas(64) std::atomic<uint32_t> doorbell{0};
+    std::atomic<uint32_t> dispatcher_sleepers{0};
+    alignas(64) std::atomic<uint32_t> consumed{0};
+    std::atomic<uint32_t> consumer_sleepers{0};
+  };
+  std::mutex submit_mutex_;
+  uint32_t produced_ = 0;       // under submit_mutex_
+  uint32_t consumed_seen_ = 0;  // under submit_mutex_: the last value of ring_.consumed the producer read
+  std::vector<Slot> slots_;
+  RingWords ring_;
   std::atomic<bool> stopping_{false};
 
   // The exec in flight. The dispatcher writes these before bumping job_generation_ and only after the previous

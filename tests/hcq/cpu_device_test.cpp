@@ -334,6 +334,24 @@ TEST(CpuDevice, RecordingAfterBindAndSubmittingElsewhereAreErrors) {
   EXPECT_THROW(q.submit(other), std::invalid_argument);
 }
 
+TEST(CpuDevice, SubmissionsBeyondTheRingsCapacityFromSeveralThreadsAllRun) {
+  // 4 threads x 300 submissions without waiting: the 64-slot ring fills, wraps, and producers wait for room.
+  CpuDevice dev(CpuDeviceOptions{.workers = 2});
+  std::atomic<int64_t> calls{0};
+  std::vector<std::thread> producers;
+  for (int t = 0; t < 4; ++t)
+    producers.emplace_back([&] {
+      HWQueue q;
+      q.exec(count_call, {&calls}, 1);
+      for (int i = 0; i < 300; ++i) q.submit(dev);
+    });
+  for (std::thread& p : producers) p.join();
+  HWQueue fence;
+  fence.signal(dev.timeline_signal(), dev.next_timeline()).submit(dev);
+  dev.synchronize(10'000ms);
+  EXPECT_EQ(calls.load(), 1200);
+}
+
 TEST(CpuDevice, ThousandKernelsInOneSubmission) {
   CpuDevice dev(CpuDeviceOptions{.workers = 2});
   std::atomic<int64_t> calls{0};
