@@ -77,6 +77,22 @@ TEST(CompileLinear, Debug2PrintsOneLinePerKernelWithItsKernelOnlyTime) {
   EXPECT_EQ(lines, compiled.src().size()) << out;
 }
 
+TEST(CompileLinear, Debug2ReportsTheCompileLatencyOfEachKernelCompiledButNotOfCacheHits) {
+  Tensor x = Tensor::rand({16});
+  UOp linear = (x * 1234.25f - 7).schedule_linear();  // a constant no other test uses: a new kernel
+  int before = debug_level();
+  set_debug_level(2);
+  ::testing::internal::CaptureStderr();
+  compile_linear(linear);
+  std::string first = ::testing::internal::GetCapturedStderr();
+  ::testing::internal::CaptureStderr();
+  compile_linear(linear);
+  std::string second = ::testing::internal::GetCapturedStderr();
+  set_debug_level(before);
+  EXPECT_TRUE(std::regex_search(first, std::regex(R"(compile: kernel_[0-9a-f]{16} +[0-9.]+ ms\n)"))) << first;
+  EXPECT_EQ(second.find("compile:"), std::string::npos) << second;
+}
+
 TEST(CompileLinear, RejectsWhatIsNotALinear) {
   EXPECT_THROW(compile_linear(UOp::sink({})), std::invalid_argument);
 }
