@@ -47,11 +47,21 @@ Mask parents(S s) {
   }
 }
 
-Mask ancestors(S s) {
+Mask compute_ancestors(S s) {
   Mask out = bit(s);
   for (int i = 0; i < kScalarTypeCount; i++)
-    if (parents(s) & (Mask{1} << i)) out |= ancestors(static_cast<S>(i));
+    if (parents(s) & (Mask{1} << i)) out |= compute_ancestors(static_cast<S>(i));
   return out;
+}
+
+// Promotion runs for every elementwise op the frontend builds: the lattice walk is done once, not per call.
+Mask ancestors(S s) {
+  static const auto table = [] {
+    std::array<Mask, kScalarTypeCount> t{};
+    for (int i = 0; i < kScalarTypeCount; i++) t[i] = compute_ancestors(static_cast<S>(i));
+    return t;
+  }();
+  return table[static_cast<int>(s)];
 }
 
 }  // namespace
