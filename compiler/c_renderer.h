@@ -4,7 +4,9 @@
 //  - FLOORDIV and FLOORMOD round toward -inf (C's / and % truncate), CDIV and CMOD truncate;
 //  - float16 and bfloat16 live in memory as uint16 bits and in registers as float32, rounded to their type after
 //    every op (round to nearest even, the same helpers as ir/exec_alu.cpp);
-//  - float32 transcendentals are computed in double by the C math library and rounded once, like exec_alu;
+//  - float32, float16 and bfloat16 EXP2/LOG2/SIN arrive decomposed into float32 arithmetic
+//    (compiler/transcendental.h); what is left (float64, POW, SQRT) is computed in double by the C math library
+//    and rounded once, like exec_alu;
 //  - bool is uint8 in memory and 0/1 in registers.
 // The outermost LOOP ranges are split across cores: core c of n runs [c*len/n, (c+1)*len/n).
 #pragma once

@@ -1,9 +1,11 @@
 #include "compiler/linearize.h"
 
 #include <list>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/printer.h"
 
@@ -38,6 +40,8 @@ class Linearizer {
       if (u.op() == Ops::RANGE) {
         if (range_bit_.size() == 64) fail("more than 64 ranges in one kernel are not supported", u);
         range_bit_[u.get()] = uint64_t{1} << range_bit_.size();
+      } else if (u.op() == Ops::REDUCE) {
+        siblings_[range_list(u)].push_back(u);
       }
     path_.push_back({UOp(), &root_});
     for (const UOp& s : sink.src()) emit_output(s);
@@ -109,19 +113,32 @@ class Linearizer {
     return open;
   }
 
+  // A STORE, or a GROUP of STOREs (the expander's copies of one output) that share the open loop nest.
+  bool emit_stores(const UOp& u) {
+    if (u.op() == Ops::STORE) {
+      emit_store(u);
+      return true;
+    }
+    if (u.op() != Ops::GROUP) return false;
+    for (const UOp& s : u.src())
+      if (s.op() != Ops::STORE) fail("expected a GROUP of STOREs", u);
+    for (const UOp& s : u.src()) emit_store(s);
+    return true;
+  }
+
   void emit_output(const UOp& out) {
-    if (out.op() == Ops::STORE) {
-      emit_store(out);
+    if (out.op() == Ops::STORE || out.op() == Ops::GROUP) {
+      emit_stores(out);
       return;
     }
-    if (out.op() != Ops::END || out.src().empty() || out.src(0).op() != Ops::STORE)
-      fail("expected END(STORE, ranges...) or STORE as a kernel output", out);
+    if (out.op() != Ops::END || out.src().empty() || (out.src(0).op() != Ops::STORE && out.src(0).op() != Ops::GROUP))
+      fail("expected END(STORE or GROUP(STORE...), ranges...) or STORE as a kernel output", out);
     for (size_t i = 1; i < out.src().size(); i++) {
       const UOp& r = out.src(i);
       bool split = path_.size() == 1 && r.op() == Ops::RANGE && r.arg_as<RangeArg>().type == AxisType::LOOP;
       open_loop(path_.size() - 1, r, split);
     }
-    emit_store(out.src(0));
+    emit_stores(out.src(0));
     for (size_t i = 1; i < out.src().size(); i++) close_loop();
   }
 
@@ -166,18 +183,55 @@ class Linearizer {
     defined_[u.get()] = path_[d].range.get();
   }
 
+  // Whether `a` is computed from `b`.
+  bool depends_on(const UOp& a, const UOp& b) {
+    auto it = reaches_.find(a.get());
+    if (it == reaches_.end()) {
+      std::unordered_set<const UOpNode*> set;
+      for (const UOp& x : a.backward_slice()) set.insert(x.get());
+      it = reaches_.emplace(a.get(), std::move(set)).first;
+    }
+    return it->second.count(b.get()) > 0;
+  }
+
+  // REDUCEs over the same ranges as `u` (the expander's copies of one upcast reduce) that can share its loops:
+  // not yet defined, living at the same depth and independent of each other. One loop then updates several
+  // accumulators, which the C compiler can interleave.
+  std::vector<UOp> reduce_group(const UOp& u, size_t d) {
+    std::vector<UOp> group{u};
+    auto it = siblings_.find(range_list(u));
+    if (it == siblings_.end()) return group;
+    uint64_t open = open_mask();
+    for (const UOp& s : it->second) {
+      if (s == u || defined_.count(s.get()) || (mask(s) & ~open) || depth_of(mask(s), s) != d) continue;
+      bool independent = true;
+      for (const UOp& g : group) independent &= !depends_on(s, g) && !depends_on(g, s);
+      if (independent) group.push_back(s);
+    }
+    return group;
+  }
+
+  static std::vector<const UOpNode*> range_list(const UOp& reduce) {
+    std::vector<const UOpNode*> r;
+    for (size_t i = 1; i < reduce.src().size(); i++) r.push_back(reduce.src(i).get());
+    return r;
+  }
+
   void emit_reduce(const UOp& u) {
     if (u.src().size() < 2) fail("expected REDUCE(value, ranges...)", u);
     for (size_t i = 1; i < u.src().size(); i++) emit(u.src(i).src(0));
     size_t d = depth_of(mask(u), u);
-    insert(d, {StatementKind::ACC_INIT, u, false});
+    std::vector<UOp> group = reduce_group(u, d);
+    for (const UOp& g : group) insert(d, {StatementKind::ACC_INIT, g, false});
     std::vector<Frame> saved = path_;
     for (size_t i = 1; i < u.src().size(); i++) open_loop(i == 1 ? d : path_.size() - 1, u.src(i), false);
-    emit(u.src(0));
-    insert(path_.size() - 1, {StatementKind::ACC_UPDATE, u, false});
+    for (const UOp& g : group) {
+      emit(g.src(0));
+      insert(path_.size() - 1, {StatementKind::ACC_UPDATE, g, false});
+    }
     for (size_t i = 1; i < u.src().size(); i++) close_loop();
     path_ = std::move(saved);
-    defined_[u.get()] = path_[d].range.get();
+    for (const UOp& g : group) defined_[g.get()] = path_[d].range.get();
   }
 
   static void flatten(const Block& b, std::vector<Statement>& out) {
@@ -196,6 +250,8 @@ class Linearizer {
   std::unordered_map<const UOpNode*, uint64_t> range_bit_;
   std::unordered_map<const UOpNode*, uint64_t> masks_;
   std::unordered_map<const UOpNode*, const UOpNode*> defined_;  // value -> the range of the loop it lives in
+  std::map<std::vector<const UOpNode*>, std::vector<UOp>> siblings_;  // REDUCEs by their ranges, in toposort order
+  std::unordered_map<const UOpNode*, std::unordered_set<const UOpNode*>> reaches_;  // a REDUCE -> what it reads
 };
 
 }  // namespace

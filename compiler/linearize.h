@@ -3,7 +3,9 @@
 //  - END ranges (LOOP) and REDUCE ranges become nested loops; a REDUCE becomes an accumulator initialised to the
 //    identity of its op before its loops and combined in the innermost one;
 //  - every value is placed in the innermost open loop it depends on, so loop-invariant work is hoisted out;
-//  - top-level LOOP ranges are marked split: the renderer divides them across CPU cores (compiler/cpu_kernel_abi.h).
+//  - top-level LOOP ranges are marked split: the renderer divides them across CPU cores (compiler/cpu_kernel_abi.h);
+//  - an output may be END(GROUP(STORE...), ranges...) (compiler/expander.h): its stores share one loop nest, and
+//    REDUCEs over the same ranges at the same depth share one loop, each with its own accumulator.
 #pragma once
 #include <vector>
 

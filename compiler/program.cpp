@@ -8,7 +8,10 @@
 #include "compiler/c_renderer.h"
 #include "compiler/cpu/clang_compiler.h"
 #include "compiler/cpu/elf_loader.h"
+#include "compiler/expander.h"
 #include "compiler/linearize.h"
+#include "compiler/optimizer.h"
+#include "compiler/transcendental.h"
 #include "ir/printer.h"
 
 namespace doorbell {
@@ -37,17 +40,20 @@ UOp linear_of(const std::vector<Statement>& statements) {
   return UOp::make(Ops::LINEAR, dtypes::void_, std::move(src));
 }
 
-CacheEntry build(const UOp& sink) {
-  std::vector<Statement> statements = linearize(sink);
+CacheEntry build(const UOp& sink, bool noopt) {
+  // The optimized kernel is what runs; the PROGRAM still names the original SINK, the kernel it computes.
+  UOp opt = noopt ? sink : expand_kernel(apply_optimizations(sink));
+  opt = decompose_transcendentals(opt);  // float exp2/log2/sin as float32 polynomials, not libm in double
+  std::vector<Statement> statements = linearize(opt);
   std::string name = c_kernel_name(sink);
-  std::string source = render_c(name, sink, statements);
+  std::string source = render_c(name, opt, statements);
   CompiledObject obj = compile_c(source);
   std::shared_ptr<LoadedObject> code = LoadedObject::load(obj.object);
   auto fn = reinterpret_cast<CpuKernelFn>(code->symbol(name));
   UOp program = UOp::make(Ops::PROGRAM, dtypes::void_,
                           {sink, linear_of(statements), UOp::make(Ops::SOURCE, dtypes::void_, {}, source),
                            UOp::make(Ops::BINARY, dtypes::uint8, {}, obj.object)});
-  return CacheEntry{CompiledKernel{program, fn, name, obj.compile_ms, false}, std::move(code)};
+  return CacheEntry{CompiledKernel{program, fn, name, obj.compile_ms, obj.from_disk_cache, false}, std::move(code)};
 }
 
 }  // namespace
@@ -58,7 +64,8 @@ CompiledKernel compile_kernel(const UOp& kernel) {
   if (sink.op() != Ops::SINK) throw std::invalid_argument("compile_kernel: expected a CALL or a kernel SINK, got " + print_node(kernel));
   // Looked up once: a PATH scan on every call would cost more than a warm kernel launch.
   static const std::string settings = std::string(kCpuRendererTarget) + "|" + find_c_compiler().value_or("") + "|" + c_compile_flags();
-  std::string key = sink.key().hex() + "|" + settings;
+  const bool noopt = noopt_enabled();  // read once: the key and the code must agree
+  std::string key = sink.key().hex() + "|" + settings + (noopt ? "|noopt" : "");
   ProgramCache& c = cache();
   {
     std::lock_guard lock(c.mu);
@@ -71,7 +78,7 @@ CompiledKernel compile_kernel(const UOp& kernel) {
     }
   }
   // Compiled outside the lock so that other kernels compile in parallel; a racing duplicate is dropped.
-  CacheEntry e = build(sink);
+  CacheEntry e = build(sink, noopt);
   std::lock_guard lock(c.mu);
   c.stats.misses++;
   auto [it, inserted] = c.entries.emplace(key, std::move(e));

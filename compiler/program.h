@@ -19,7 +19,8 @@ struct CompiledKernel {
   UOp program;             // Ops::PROGRAM
   CpuKernelFn fn = nullptr;  // valid for the life of the process (the cache keeps the code mapped)
   std::string name;        // the C function's name
-  double compile_ms = 0;   // of the C compiler process when this kernel was compiled
+  double compile_ms = 0;   // of the C compiler process when this kernel was compiled (or of the disk cache read)
+  bool from_disk_cache = false;  // the object came from the disk cache (compiler/cpu/object_cache.h)
   bool cache_hit = false;  // this call found the program in the cache
 };
 

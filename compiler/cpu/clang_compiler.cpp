@@ -15,6 +15,8 @@
 #include <sstream>
 #include <vector>
 
+#include "compiler/cpu/object_cache.h"
+
 extern char** environ;
 
 namespace doorbell {
@@ -86,6 +88,11 @@ const char* c_compile_flags() { return kFlags; }
 CompiledObject compile_c(const std::string& source) {
   std::optional<std::string> cc = find_c_compiler();
   if (!cc) throw CCompileError("compile_c: no C compiler found on PATH; expected clang-19, clang or cc");
+  auto lookup_start = std::chrono::steady_clock::now();
+  std::string cache_key = object_cache_key(source, *cc, kFlags);
+  if (std::optional<std::string> cached = object_cache_load(cache_key))
+    return CompiledObject{std::move(*cached), *cc,
+                          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - lookup_start).count(), true};
   TempDir dir;
   std::filesystem::path src = dir.path / "kernel.c", obj = dir.path / "kernel.o", err = dir.path / "stderr.txt";
   {
@@ -122,8 +129,9 @@ CompiledObject compile_c(const std::string& source) {
     for (const std::string& a : args) cmd += (cmd.empty() ? "" : " ") + a;
     throw CCompileError("compile_c: " + cmd + " failed with " + how + ":\n" + diagnostics + quoted_error_line(diagnostics, source));
   }
-  CompiledObject out{read_file(obj), *cc, ms};
+  CompiledObject out{read_file(obj), *cc, ms, false};
   if (out.object.empty()) throw CCompileError("compile_c: " + *cc + " succeeded but wrote no object to " + obj.string());
+  object_cache_store(cache_key, out.object);
   return out;
 }
 

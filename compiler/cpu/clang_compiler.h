@@ -16,7 +16,8 @@ class CCompileError : public std::runtime_error {
 struct CompiledObject {
   std::string object;     // the bytes of the ELF .o
   std::string compiler;   // the executable that made it
-  double compile_ms = 0;  // wall time of the compiler process
+  double compile_ms = 0;  // wall time of the compiler process, or of the disk cache lookup that found the object
+  bool from_disk_cache = false;
 };
 
 // The first of clang-19, clang, cc found on PATH, as a full path; nullopt when there is none.
@@ -28,6 +29,7 @@ std::optional<std::string> find_c_compiler();
 // object has no .eh_frame and no reference to __stack_chk_fail.
 const char* c_compile_flags();
 
+// Looks in the object cache on disk (compiler/cpu/object_cache.h) first, and stores what it compiles there.
 // Throws CCompileError when no compiler exists or compilation fails.
 CompiledObject compile_c(const std::string& source);
 

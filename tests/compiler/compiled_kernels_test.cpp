@@ -4,119 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <iostream>
-#include <random>
-#include <unordered_set>
 
-#include "compiler/cpu/clang_compiler.h"
 #include "compiler/linearize.h"
-#include "compiler/program.h"
-#include "frontend/tensor.h"
-#include "hcq/host_buffers.h"
-#include "hcq/run_linear.h"
-#include "ir/exec_alu.h"
+#include "tests/compiler/compiled_kernel_util.h"
 
 namespace doorbell {
 namespace {
 
-#define SKIP_WITHOUT_C_COMPILER() \
-  if (!find_c_compiler()) GTEST_SKIP() << "no C compiler (clang-19, clang or cc) on PATH: compiled kernels cannot be tested"
-
-std::vector<UOp> call_buffers(const UOp& linear) {
-  std::vector<UOp> out;
-  std::unordered_set<const UOpNode*> seen;
-  for (const UOp& call : linear.src())
-    for (size_t i = 1; i < call.src().size(); i++)
-      if (seen.insert(call.src(i).get()).second) out.push_back(call.src(i));
-  return out;
-}
-
-std::vector<std::vector<std::byte>> snapshot(const std::vector<UOp>& buffers) {
-  std::vector<std::vector<std::byte>> s;
-  for (const UOp& b : buffers) {
-    std::span<std::byte> bytes = buffer_bytes(b);
-    s.emplace_back(bytes.begin(), bytes.end());
-  }
-  return s;
-}
-
-void restore(const std::vector<UOp>& buffers, const std::vector<std::vector<std::byte>>& s) {
-  for (size_t i = 0; i < buffers.size(); i++) std::memcpy(buffer_bytes(buffers[i]).data(), s[i].data(), s[i].size());
-}
-
-double element_as_double(DType dt, const std::byte* p) {
-  auto get = [&](auto v) { std::memcpy(&v, p, sizeof v); return v; };
-  switch (dt.scalar_type) {
-    case ScalarType::Float16: return half_bits_to_float(get(uint16_t{}));
-    case ScalarType::BFloat16: return bfloat16_bits_to_float(get(uint16_t{}));
-    case ScalarType::Float32: return get(float{});
-    default: return get(double{});
-  }
-}
-
-// Floats within a relative 1e-6 (NaN equals NaN); everything else byte for byte.
-void expect_same_contents(const std::vector<UOp>& buffers, const std::vector<std::vector<std::byte>>& got,
-                          const std::vector<std::vector<std::byte>>& want, const std::string& run) {
-  for (size_t b = 0; b < buffers.size(); b++) {
-    DType dt = buffers[b].dtype();
-    size_t item = static_cast<size_t>(dt.itemsize()), n = want[b].size() / item;
-    int reported = 0;
-    for (size_t i = 0; i < n && reported < 5; i++) {
-      const std::byte *g = got[b].data() + i * item, *w = want[b].data() + i * item;
-      bool same = std::memcmp(g, w, item) == 0;
-      if (!same && dt.is_float()) {
-        double x = element_as_double(dt, g), y = element_as_double(dt, w);
-        same = (std::isnan(x) && std::isnan(y)) || std::fabs(x - y) <= 1e-6 * std::max(1.0, std::fabs(y));
-      }
-      if (!same) {
-        ADD_FAILURE() << run << ": buffer " << b << " (" << dt.name() << ") element " << i << " differs from the reference";
-        reported++;
-      }
-    }
-  }
-}
-
-void run_compiled(const UOp& linear, int cores) {
-  for (const UOp& call : linear.src()) {
-    CompiledKernel k = compile_kernel(call);
-    if (std::getenv("DOORBELL_TEST_PRINT_SOURCE")) std::cout << k.program.src(2).arg_as<std::string>() << "\n";
-    std::vector<void*> bufs;
-    for (size_t i = 1; i < call.src().size(); i++) bufs.push_back(buffer_bytes(call.src(i)).data());
-    for (int c = 0; c < cores; c++) k.fn(bufs.data(), nullptr, c, cores);
-  }
-}
-
-// Schedules `outputs`, runs the reference and then the compiled kernels on the same initial contents and compares
-// every buffer. The compiled results stay in the buffers, so the tensors' tolist() reads them afterwards.
-void expect_compiled_matches_reference(const std::vector<Tensor>& outputs) {
-  UOp linear = Tensor::schedule_linear(outputs);
-  ASSERT_GT(linear.src().size(), 0u);
-  std::vector<UOp> buffers = call_buffers(linear);
-  // Outputs nobody reads start as a byte pattern no kernel computes, so a kernel that skips an element is caught.
-  std::unordered_set<const UOpNode*> read;
-  for (const UOp& call : linear.src())
-    for (size_t i = 2; i < call.src().size(); i++) read.insert(call.src(i).get());
-  for (const UOp& call : linear.src())
-    if (!read.count(call.src(1).get())) std::memset(buffer_bytes(call.src(1)).data(), 0xA5, buffer_bytes(call.src(1)).size());
-  auto initial = snapshot(buffers);
-  run_linear(linear);
-  auto want = snapshot(buffers);
-  for (int cores : {4, 3, 1}) {
-    restore(buffers, initial);
-    run_compiled(linear, cores);
-    expect_same_contents(buffers, snapshot(buffers), want, std::to_string(cores) + " core(s)");
-  }
-}
-
-std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -4, float hi = 4) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(g);
-  return v;
-}
+using test::expect_compiled_matches_reference;
+using test::NooptScope;
+using test::random_floats;
 
 TEST(CompiledKernels, SeedAddThenMultiply) {
   SKIP_WITHOUT_C_COMPILER();
@@ -258,6 +155,7 @@ TEST(CompiledKernels, Int8AndBool) {
 
 TEST(CompiledKernels, IndexMathIsInt32WhereItsBoundsFitAndInt64Elsewhere) {
   SKIP_WITHOUT_C_COMPILER();
+  NooptScope noopt(true);  // the optimizer would upcast the loop over 3 away; this checks the renderer's types
   UOp out = UOp::make(Ops::PARAM, dtypes::int64, {}, ParamArg{0, AddrSpace::GLOBAL, "", 0, 2});
   UOp r = UOp::range(3, 0);
   UOp big = r * UOp::const_(dtypes::weakint, int64_t{1} << 40);  // up to 2^41: needs 64 bits
