@@ -16,11 +16,13 @@ function(doorbell_check_labels what)
   endforeach()
 endfunction()
 
-# doorbell_add_gtest(NAME <target> SOURCES <files...> LABELS <labels...> [LIBS <libs...>])
+# doorbell_add_gtest(NAME <target> SOURCES <files...> LABELS <labels...> [LIBS <libs...>]
+#                    [TEST_PREFIX <prefix>] [ENVIRONMENT <VAR=value>])
 # Builds a GoogleTest executable and registers each of its cases as its own ctest test with the given labels.
-# A case that calls GTEST_SKIP() is reported by ctest as skipped, not passed.
+# A case that calls GTEST_SKIP() is reported by ctest as skipped, not passed. TEST_PREFIX and ENVIRONMENT are passed
+# to doorbell_discover_gtest.
 function(doorbell_add_gtest)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME" "SOURCES;LABELS;LIBS")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TEST_PREFIX" "SOURCES;LABELS;LIBS;ENVIRONMENT")
   if(NOT arg_NAME)
     message(FATAL_ERROR "doorbell_add_gtest: NAME <target> is required")
   endif()
@@ -29,7 +31,7 @@ function(doorbell_add_gtest)
   endif()
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "doorbell_add_gtest(${arg_NAME}): unexpected arguments '${arg_UNPARSED_ARGUMENTS}'; "
-                        "expected NAME, SOURCES, LABELS, LIBS")
+                        "expected NAME, SOURCES, LABELS, LIBS, TEST_PREFIX, ENVIRONMENT")
   endif()
   doorbell_check_labels("doorbell_add_gtest(${arg_NAME})" ${arg_LABELS})
 
@@ -38,17 +40,50 @@ function(doorbell_add_gtest)
   if(TARGET GTest::gmock)
     target_link_libraries(${arg_NAME} PRIVATE GTest::gmock)
   endif()
+  doorbell_discover_gtest(TARGET ${arg_NAME} LABELS ${arg_LABELS} TEST_PREFIX "${arg_TEST_PREFIX}" ENVIRONMENT ${arg_ENVIRONMENT})
+endfunction()
+
+# doorbell_discover_gtest(TARGET <target> LABELS <labels...> [TEST_PREFIX <prefix>] [ENVIRONMENT <VAR=value>])
+# Registers the cases of an existing GoogleTest executable as ctest tests, named <prefix><Suite.Case>, with the given
+# labels and environment. Call it again with another prefix to run the same binary's cases in a second configuration
+# (e.g. TEST_PREFIX noopt. ENVIRONMENT NOOPT=1): the binary is built once and discovered twice.
+function(doorbell_discover_gtest)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "TARGET;TEST_PREFIX" "LABELS;ENVIRONMENT")
+  if(NOT arg_TARGET OR NOT TARGET ${arg_TARGET})
+    message(FATAL_ERROR "doorbell_discover_gtest: TARGET <existing gtest executable> is required")
+  endif()
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "doorbell_discover_gtest(${arg_TARGET}): unexpected arguments '${arg_UNPARSED_ARGUMENTS}'; "
+                        "expected TARGET, LABELS, TEST_PREFIX, ENVIRONMENT")
+  endif()
+  doorbell_check_labels("doorbell_discover_gtest(${arg_TARGET})" ${arg_LABELS})
+  # One TEST_LIST variable and labels file per discovery, so a second discovery does not relabel the first.
+  set(list_id ${arg_TARGET})
+  set(prefix_args)
+  if(arg_TEST_PREFIX)
+    string(MAKE_C_IDENTIFIER "${arg_TARGET}_${arg_TEST_PREFIX}" list_id)
+    set(prefix_args TEST_PREFIX "${arg_TEST_PREFIX}")
+  endif()
+  set(properties SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+  if(arg_ENVIRONMENT)
+    list(LENGTH arg_ENVIRONMENT env_count)
+    if(env_count GREATER 1)  # see below: list-valued properties are split; one VAR=value survives intact
+      message(FATAL_ERROR "doorbell_discover_gtest(${arg_TARGET}): ENVIRONMENT takes one VAR=value; got '${arg_ENVIRONMENT}'")
+    endif()
+    list(APPEND properties ENVIRONMENT "${arg_ENVIRONMENT}")
+  endif()
 
   # gtest_discover_tests (CMake 3.25) splits a list-valued property into separate arguments, so the labels are set by a
   # second include file that ctest reads after the discovered tests (TEST_INCLUDE_FILES run in order).
-  gtest_discover_tests(${arg_NAME}
-    PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"
-    TEST_LIST ${arg_NAME}_TESTS
+  gtest_discover_tests(${arg_TARGET}
+    PROPERTIES ${properties}
+    ${prefix_args}
+    TEST_LIST ${list_id}_TESTS
     DISCOVERY_TIMEOUT 60)
-  set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${arg_NAME}_labels.cmake")
+  set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${list_id}_labels.cmake")
   file(WRITE "${labels_file}"
-    "if(${arg_NAME}_TESTS)\n"
-    "  set_tests_properties(\${${arg_NAME}_TESTS} PROPERTIES LABELS \"${arg_LABELS}\")\n"
+    "if(${list_id}_TESTS)\n"
+    "  set_tests_properties(\${${list_id}_TESTS} PROPERTIES LABELS \"${arg_LABELS}\")\n"
     "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
 endfunction()
