@@ -37,19 +37,23 @@ void BM_QueueDispatch(benchmark::State& state) {
   HWQueue q;
   q.exec(empty_kernel, {&started}).signal(done, 0);
   uint64_t value = 0;
+  std::vector<int64_t> to_submitted;  // submit() returned
   std::vector<int64_t> to_start;
   std::vector<int64_t> to_done;
   for (auto _ : state) {
     q.patch_value(1, ++value);
     const int64_t t0 = monotonic_ns();
     q.submit(dev);
+    const int64_t ts = monotonic_ns();
     done.wait(value);
     const int64_t t1 = monotonic_ns();
+    to_submitted.push_back(ts - t0);
     to_start.push_back(started.load(std::memory_order_relaxed) - t0);
     to_done.push_back(t1 - t0);
   }
   if (state.iterations() > 0 && started.load() == 0) state.SkipWithError("the kernel never ran");
   state.counters["workers"] = static_cast<double>(dev.worker_count());
+  state.counters["median_submit_ns"] = median(to_submitted);
   state.counters["median_to_start_ns"] = median(to_start);
   state.counters["median_to_done_ns"] = median(to_done);
 }
@@ -71,19 +75,23 @@ void BM_BoundQueueDispatch(benchmark::State& state) {
   HWQueue q;
   q.exec(empty_kernel, {&started}).signal(done, 0).bind(dev);
   uint64_t value = 0;
+  std::vector<int64_t> to_submitted;  // submit() returned
   std::vector<int64_t> to_start;
   std::vector<int64_t> to_done;
   for (auto _ : state) {
     q.patch_value(1, ++value);
     const int64_t t0 = monotonic_ns();
     q.submit(dev);
+    const int64_t ts = monotonic_ns();
     done.wait(value);
     const int64_t t1 = monotonic_ns();
+    to_submitted.push_back(ts - t0);
     to_start.push_back(started.load(std::memory_order_relaxed) - t0);
     to_done.push_back(t1 - t0);
   }
   if (state.iterations() > 0 && started.load() == 0) state.SkipWithError("the kernel never ran");
   state.counters["workers"] = static_cast<double>(dev.worker_count());
+  state.counters["median_submit_ns"] = median(to_submitted);
   state.counters["median_to_start_ns"] = median(to_start);
   state.counters["median_to_done_ns"] = median(to_done);
 }

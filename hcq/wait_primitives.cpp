@@ -16,8 +16,8 @@ int64_t monotonic_ns() {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-void spin_pause(int64_t spun_ns) {
-  if (spun_ns >= kPureSpinNs) sched_yield();
+void spin_pause(int64_t spun_ns, int64_t pure_spin_ns) {
+  if (spun_ns >= pure_spin_ns) sched_yield();
 }
 
 void futex_wait(const void* word, uint32_t expected, int64_t timeout_ns) {
@@ -32,7 +32,7 @@ void futex_wait(const void* word, uint32_t expected, int64_t timeout_ns) {
 void futex_wake_all(const void* word) { syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0); }
 
 uint32_t await_change(const std::atomic<uint32_t>& word, uint32_t old, std::atomic<uint32_t>& sleepers,
-                      int64_t spin_ns, int64_t slice_ns) {
+                      int64_t spin_ns, int64_t slice_ns, int64_t pure_spin_ns) {
   uint32_t now = word.load(std::memory_order_acquire);
   if (now != old) return now;
   const int64_t spin_start = monotonic_ns();
@@ -45,7 +45,7 @@ uint32_t await_change(const std::atomic<uint32_t>& word, uint32_t old, std::atom
     }
     const int64_t spun = monotonic_ns() - spin_start;
     if (spun >= spin_ns) break;
-    spin_pause(spun);
+    spin_pause(spun, pure_spin_ns);
   }
   // Announce the sleeper before the final check (both seq_cst): a waker that changed the word either sees the
   // announcement and wakes us, or we see its change here and do not sleep.

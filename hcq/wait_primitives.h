@@ -26,18 +26,19 @@ inline void cpu_relax() {
 #endif
 }
 
-// Between spin polls: nothing during the first kPureSpinNs of a spin, then sched_yield.
-void spin_pause(int64_t spun_ns);
+// Between spin polls: nothing during the first pure_spin_ns of a spin, then sched_yield.
+void spin_pause(int64_t spun_ns, int64_t pure_spin_ns = kPureSpinNs);
 
 // Sleeps while the 32-bit word at `word` equals `expected`, for at most timeout_ns. May return early (wake,
 // mismatch, signal); callers re-check their condition.
 void futex_wait(const void* word, uint32_t expected, int64_t timeout_ns);
 void futex_wake_all(const void* word);
 
-// Returns the word's value once it differs from `old`: spins for spin_ns, then sleeps (in slices of at most
-// slice_ns so a caller can also poll something else; 0 = no limit). Returns `old` when a slice ends unchanged.
+// Returns the word's value once it differs from `old`: spins for spin_ns (yielding the core after pure_spin_ns),
+// then sleeps (in slices of at most slice_ns so a caller can also poll something else; 0 = no limit). Returns
+// `old` when a slice ends unchanged.
 uint32_t await_change(const std::atomic<uint32_t>& word, uint32_t old, std::atomic<uint32_t>& sleepers,
-                      int64_t spin_ns, int64_t slice_ns = 0);
+                      int64_t spin_ns, int64_t slice_ns = 0, int64_t pure_spin_ns = kPureSpinNs);
 // Call after changing `word` (with a seq_cst store or read-modify-write): wakes the sleepers of await_change.
 void notify_change(const std::atomic<uint32_t>& word, const std::atomic<uint32_t>& sleepers);
 

@@ -1,5 +1,6 @@
 #include "hcq/cpu/cpu_device.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -25,6 +26,10 @@ CpuDevice::CpuDevice(CpuDeviceOptions options) : Device("CPU"), options_(options
     throw std::invalid_argument("CpuDevice: spin_ns " + std::to_string(options_.spin_ns) + "; expected >= 0");
   }
   worker_count_ = resolve_workers(options_.workers);
+  if (options_.pure_spin_ns < 0) {
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    options_.pure_spin_ns = worker_count_ + 1 <= cores ? options_.spin_ns : kPureSpinNs;
+  }
   workers_.reserve(worker_count_ - 1);
   try {
     for (uint32_t i = 1; i < worker_count_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
@@ -41,7 +46,7 @@ CpuDevice::~CpuDevice() {
   stopping_.store(true, std::memory_order_seq_cst);
   {
     // The odd doorbell bit says "stop": a change of the word, so a dispatcher about to sleep cannot miss it.
-    std::lock_guard lock(submit_mutex_);
+    std::lock_guard lock(producer_.mu);
     ring_.doorbell.fetch_or(1, std::memory_order_seq_cst);
   }
   notify_change(ring_.doorbell, ring_.dispatcher_sleepers);
@@ -61,25 +66,28 @@ CpuDevice::Slot& CpuDevice::claim_slot() {
   // A slot is free once the dispatcher finished the submission that used it kRingSlots submissions ago. The
   // producer re-reads `consumed` only when its cached copy says the ring is full, so a submit normally touches no
   // cache line the dispatcher writes.
-  while (produced_ - consumed_seen_ >= kRingSlots) {
+  Producer& p = producer_;
+  while (p.produced - p.consumed_seen >= kRingSlots) {
     uint32_t now = ring_.consumed.load(std::memory_order_acquire);
-    if (now == consumed_seen_) now = await_change(ring_.consumed, consumed_seen_, ring_.consumer_sleepers, options_.spin_ns);
-    consumed_seen_ = now;
+    if (now == p.consumed_seen)
+      now = await_change(ring_.consumed, p.consumed_seen, ring_.consumer_sleepers, options_.spin_ns, 0, options_.pure_spin_ns);
+    p.consumed_seen = now;
   }
-  return slots_[produced_ % kRingSlots];
+  return slots_[p.produced % kRingSlots];
 }
 
 void CpuDevice::publish_slot() {
-  ++produced_;
+  ++producer_.produced;
   ring_.doorbell.fetch_add(2, std::memory_order_seq_cst);  // the count lives in bits 1..31, the stop bit in bit 0
   notify_change(ring_.doorbell, ring_.dispatcher_sleepers);
 }
 
 void CpuDevice::submit(const HWQueue& queue) {
-  std::lock_guard lock(submit_mutex_);
+  std::lock_guard lock(producer_.mu);
   Slot& s = claim_slot();
   // The slot's vectors keep their capacity from earlier laps: copying a replayed queue allocates nothing.
   s.bound.reset();
+  s.body = &s.owned;
   s.owned.commands.assign(queue.commands().begin(), queue.commands().end());
   s.owned.buffers.assign(queue.buffers().begin(), queue.buffers().end());
   s.owned.scalars.assign(queue.scalars().begin(), queue.scalars().end());
@@ -96,9 +104,11 @@ std::shared_ptr<BoundQueue> CpuDevice::bind(const HWQueue& queue) {
 }
 
 void CpuDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {
-  std::lock_guard lock(submit_mutex_);
+  std::lock_guard lock(producer_.mu);
   // The slot holds the reference until the producer reuses it, so the count is only touched on this side.
-  claim_slot().bound = std::move(queue);
+  Slot& s = claim_slot();
+  s.body = queue.get();
+  s.bound = std::move(queue);
   publish_slot();
 }
 
@@ -107,15 +117,14 @@ void CpuDevice::dispatcher_loop() {
   while (true) {
     const uint32_t bell = ring_.doorbell.load(std::memory_order_acquire);
     if ((bell >> 1) != (next & 0x7fff'ffffu)) {  // the doorbell's count wraps at 2^31
-      const Slot& s = slots_[next % kRingSlots];
-      if (!run(s.bound ? *s.bound : s.owned)) return;  // shutdown abandoned a wait: what follows may depend on it
+      if (!run(*slots_[next % kRingSlots].body)) return;  // shutdown abandoned a wait: what follows may depend on it
       ++next;
       ring_.consumed.store(next, std::memory_order_seq_cst);
       notify_change(ring_.consumed, ring_.consumer_sleepers);
       continue;
     }
     if (bell & 1) return;  // stopping, and everything submitted ran
-    await_change(ring_.doorbell, bell, ring_.dispatcher_sleepers, options_.spin_ns);
+    await_change(ring_.doorbell, bell, ring_.dispatcher_sleepers, options_.spin_ns, 0, options_.pure_spin_ns);
   }
 }
 
@@ -165,7 +174,7 @@ void CpuDevice::run_exec(const Command& c, const BoundQueue& submission) {
   notify_change(job_generation_, worker_sleepers_);
   run_share(0);
   // The last worker to finish bumps job_done_; its acq_rel chain makes every worker's writes visible here.
-  while (await_change(job_done_, done, done_sleepers_, options_.spin_ns) == done) {
+  while (await_change(job_done_, done, done_sleepers_, options_.spin_ns, 0, options_.pure_spin_ns) == done) {
   }
 }
 
@@ -181,7 +190,7 @@ void CpuDevice::worker_loop(uint32_t index) {
   uint32_t seen = 0;
   while (true) {
     uint32_t gen = seen;
-    while (gen == seen) gen = await_change(job_generation_, seen, worker_sleepers_, options_.spin_ns);
+    while (gen == seen) gen = await_change(job_generation_, seen, worker_sleepers_, options_.spin_ns, 0, options_.pure_spin_ns);
     seen = gen;
     if (job_quit_) return;
     run_share(index);

@@ -22,6 +22,10 @@ namespace doorbell {
 struct CpuDeviceOptions {
   uint32_t workers = 0;      // threads, the dispatcher included; 0: std::thread::hardware_concurrency()
   int64_t spin_ns = 50'000;  // how long dispatcher and workers poll for new work before sleeping
+  // How long of that they poll without yielding the core. -1: all of spin_ns when the device's threads and one
+  // host thread fit on the machine's cores (a yield costs a syscall, ~0.3 us, at the moment the doorbell rings),
+  // else kPureSpinNs (a thread that does not yield would hold the core the thread it waits for needs).
+  int64_t pure_spin_ns = -1;
 };
 
 class CpuDevice final : public Device {
@@ -38,14 +42,17 @@ class CpuDevice final : public Device {
 
  private:
   // A ring slot: a copy of an unbound queue, or a reference to a bound one.
-  struct Slot {
+  // `body` (what the dispatcher reads: &owned or the bound queue) starts the slot's first cache line; the slot's
+  // reference to a bound queue is only touched by producers.
+  struct alignas(64) Slot {
+    const BoundQueue* body = nullptr;
     BoundQueue owned;
     std::shared_ptr<const BoundQueue> bound;
   };
   static constexpr uint32_t kRingSlots = 64;
 
   void dispatcher_loop();
-  // Producer side, under submit_mutex_: waits for a free slot, then makes the filled slot visible.
+  // Producer side, under producer_.mu: waits for a free slot, then makes the filled slot visible.
   Slot& claim_slot();
   void publish_slot();
   // Returns false when shutdown abandoned a blocked wait.
@@ -59,7 +66,7 @@ class CpuDevice final : public Device {
   CpuDeviceOptions options_;
   uint32_t worker_count_ = 0;  // fixed before any thread starts, so threads read it race-free
 
-  // The ring: a fixed array of slots that submitters fill in order (one at a time, under submit_mutex_) and the
+  // The ring: a fixed array of slots that submitters fill in order (one at a time, under producer_.mu) and the
   // dispatcher runs in order. The doorbell word is 2 * submissions published + the stop bit; `consumed` counts
   // submissions the dispatcher finished. Each word shares its cache line only with its sleeper count, so a
   // dispatch moves the doorbell line, the slot and the signal between cores, and nothing else.
@@ -69,10 +76,14 @@ class CpuDevice final : public Device {
     alignas(64) std::atomic<uint32_t> consumed{0};
     std::atomic<uint32_t> consumer_sleepers{0};
   };
-  std::mutex submit_mutex_;
-  uint32_t produced_ = 0;       // under submit_mutex_
-  uint32_t consumed_seen_ = 0;  // under submit_mutex_: the last value of ring_.consumed the producer read
-  std::vector<Slot> slots_;
+  // Producer state on a line of its own: the dispatcher never reads it.
+  struct alignas(64) Producer {
+    std::mutex mu;
+    uint32_t produced = 0;       // submissions published
+    uint32_t consumed_seen = 0;  // the last value of ring_.consumed the producer read
+  };
+  Producer producer_;
+  std::vector<Slot> slots_;  // never resized: the dispatcher reads its header race-free
   RingWords ring_;
   std::atomic<bool> stopping_{false};
 
