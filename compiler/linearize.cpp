@@ -160,6 +160,8 @@ class Linearizer {
       case Ops::CONST:
         if (std::holds_alternative<Invalid>(u.arg())) fail("Invalid cannot be rendered", u);
         return;
+      case Ops::SPECIAL:  // a GPU thread index (compiler/gpu/gpu_dims.h): defined once at the kernel's entry
+        return;
       case Ops::RANGE:
         if (!(range_bit_.at(u.get()) & open_mask())) fail("a range is used outside of its loop", u);
         return;

@@ -1,0 +1,147 @@
+#include "compiler/gpu/gpu_dims.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/graph_rewrite.h"
+#include "ir/printer.h"
+
+namespace doorbell {
+namespace {
+
+[[noreturn]] void fail(const std::string& what, const UOp& u) {
+  throw std::invalid_argument("lower_for_gpu: " + what + ": " + print_node(u));
+}
+
+UOp index_const(int64_t v) { return UOp::const_(dtypes::weakint, v); }
+
+UOp special(const std::string& name, int64_t bound) {
+  return UOp::make(Ops::SPECIAL, dtypes::weakint, {index_const(bound)}, name);
+}
+
+int64_t const_size(const UOp& range) {
+  const UOp& end = range.src(0);
+  if (end.op() != Ops::CONST) fail("a loop of symbolic size cannot be launched on a GPU yet", range);
+  return std::get<int64_t>(end.const_value());
+}
+
+// The LOOP ranges of an output, outermost first, and the output without them.
+struct Output {
+  UOp body;  // STORE or GROUP of STOREs
+  std::vector<UOp> loops;
+  std::vector<UOp> other_ranges;  // non-LOOP ranges the END also closes (none in the scheduler's form)
+};
+
+Output split_output(const UOp& out) {
+  if (out.op() == Ops::STORE || out.op() == Ops::GROUP) return Output{out, {}, {}};
+  if (out.op() != Ops::END || out.src().empty()) fail("expected END(STORE, ranges...) or STORE as an output", out);
+  Output o{out.src(0), {}, {}};
+  for (size_t i = 1; i < out.src().size(); i++) {
+    const UOp& r = out.src(i);
+    if (r.op() == Ops::RANGE && r.arg_as<RangeArg>().type == AxisType::LOOP) o.loops.push_back(r);
+    else o.other_ranges.push_back(r);
+  }
+  if (!o.other_ranges.empty()) fail("an output closes a non-LOOP range", out);
+  return o;
+}
+
+}  // namespace
+
+GpuKernel lower_for_gpu(const UOp& sink, const GpuTarget& target, const GpuDimsOptions& options) {
+  if (!sink || sink.op() != Ops::SINK) throw std::invalid_argument("lower_for_gpu: expected a kernel SINK");
+  std::vector<Output> outs;
+  for (const UOp& s : sink.src()) outs.push_back(split_output(s));
+  if (outs.empty()) throw std::invalid_argument("lower_for_gpu: a kernel SINK without outputs");
+  const std::vector<UOp>& loops = outs[0].loops;
+  for (const Output& o : outs)
+    if (o.loops != loops) fail("outputs over different loops cannot share one launch", sink);
+
+  // Hardware dimension of each loop: the innermost to x; beyond three, the outer loops share z.
+  const size_t n = loops.size();
+  std::vector<int64_t> sizes;
+  for (const UOp& r : loops) sizes.push_back(const_size(r));
+  size_t dims = std::min<size_t>(n, 3);
+  std::array<int64_t, 3> dim_size{1, 1, 1};
+  std::vector<size_t> dim_of(n);
+  for (size_t i = 0; i < n; i++) {
+    size_t from_inner = n - 1 - i;
+    dim_of[i] = std::min<size_t>(from_inner, 2);
+    dim_size[dim_of[i]] *= sizes[i];
+  }
+
+  GpuKernel k;
+  int64_t budget = std::min(options.max_threads, target.max_threads_per_block);
+  for (size_t d = 0; d < dims; d++) {
+    int64_t l = std::max<int64_t>(1, std::min({dim_size[d], budget, target.max_local[d]}));
+    k.local_size[d] = l;
+    k.global_size[d] = (dim_size[d] + l - 1) / l;
+    budget = std::max<int64_t>(1, budget / l);
+    if (k.global_size[d] > target.max_global[d])
+      throw std::invalid_argument("lower_for_gpu: dimension " + std::to_string(d) + " needs " + std::to_string(k.global_size[d]) +
+                                  " blocks of " + std::to_string(l) + " threads; " + target.arch + " allows " +
+                                  std::to_string(target.max_global[d]));
+  }
+
+  // The flat index of each hardware dimension, clamped into range, and the store gate.
+  std::array<UOp, 3> flat;
+  UOp gate;
+  for (size_t d = 0; d < dims; d++) {
+    const std::string axis = std::to_string(d);
+    UOp g = k.global_size[d] > 1 ? special("gidx" + axis, k.global_size[d]) : UOp();
+    UOp l = k.local_size[d] > 1 ? special("lidx" + axis, k.local_size[d]) : UOp();
+    UOp idx = g && l ? g * index_const(k.local_size[d]) + l : g ? g : l ? l : index_const(0);
+    if (k.global_size[d] * k.local_size[d] != dim_size[d]) {  // threads past the end: clamp loads, gate stores
+      UOp in_range = idx.lt(index_const(dim_size[d]));
+      gate = gate ? (gate & in_range) : in_range;
+      idx = UOp::make(Ops::WHERE, dtypes::weakint, {in_range, idx, index_const(dim_size[d] - 1)});
+    }
+    flat[d] = idx;
+  }
+  // Each loop's value from its dimension's flat index: loops merged into z are split back by div and mod.
+  std::unordered_map<const UOpNode*, UOp> value_of;
+  std::array<int64_t, 3> inner{1, 1, 1};  // product of the sizes of the loops inside, per dimension
+  for (size_t i = n; i-- > 0;) {
+    size_t d = dim_of[i];
+    UOp v = flat[d];
+    if (inner[d] > 1) v = v.floordiv(index_const(inner[d]));
+    if (inner[d] * sizes[i] != dim_size[d]) v = v.floormod(index_const(sizes[i]));
+    inner[d] *= sizes[i];
+    value_of[loops[i].get()] = v;
+  }
+
+  // Rebuild: loops replaced by their values; outputs lose their loops, and stores get the gate.
+  std::unordered_map<const UOpNode*, UOp> done;
+  auto rebuild = [&](const UOp& root) {
+    for (const UOp& u : root.toposort()) {
+      if (done.count(u.get())) continue;
+      if (auto it = value_of.find(u.get()); it != value_of.end()) {
+        done[u.get()] = it->second;
+        continue;
+      }
+      std::vector<UOp> src;
+      bool changed = false;
+      for (const UOp& s : u.src()) {
+        src.push_back(done.at(s.get()));
+        changed |= !(src.back() == s);
+      }
+      if (u.op() == Ops::STORE && gate) {  // the gate joins the INDEX's validity
+        UOp index = src[0];
+        std::vector<UOp> isrc = index.src();
+        if (isrc.size() == 3) isrc[2] = isrc[2] & gate;
+        else isrc.push_back(gate);
+        src[0] = index.replace_src(std::move(isrc));
+        changed = true;
+      }
+      done[u.get()] = changed ? rebuild_with_src(u, std::move(src)) : u;
+    }
+    return done.at(root.get());
+  };
+  std::vector<UOp> new_outs;
+  for (const Output& o : outs) new_outs.push_back(rebuild(o.body));
+  k.sink = UOp::sink(new_outs);
+  return k;
+}
+
+}  // namespace doorbell
