@@ -301,33 +301,5 @@ TEST(OptimizedKernels, SeventyThousandAndOneElementsSplitOverCoresMatch) {
 
 // Not a check: prints how long a 1M-element add and a 256x256 matmul take compiled with and without the optimizer
 // (one core, best of several runs). Run with --gtest_also_run_disabled_tests.
-TEST(OptimizedKernels, DISABLED_TimesAnAddAndAMatmulWithAndWithoutTheOptimizer) {
-  SKIP_WITHOUT_C_COMPILER();
-  auto best_ms = [](const UOp& linear, int reps) {
-    std::vector<CompiledKernel> ks;
-    for (const UOp& call : linear.src()) ks.push_back(compile_kernel(call));
-    double best = 1e30;
-    for (int r = 0; r < reps; r++) {
-      auto t0 = std::chrono::steady_clock::now();
-      for (size_t i = 0; i < ks.size(); i++) {
-        const UOp& call = linear.src(i);
-        std::vector<void*> bufs;
-        for (size_t j = 1; j < call.src().size(); j++) bufs.push_back(buffer_bytes(call.src(j)).data());
-        ks[i].fn(bufs.data(), nullptr, 0, 1);
-      }
-      best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return best;
-  };
-  Tensor a(random_floats(1 << 20, 30)), b(random_floats(1 << 20, 31));
-  Tensor m(random_floats(256 * 256, 32), {256, 256}), n(random_floats(256 * 256, 33), {256, 256});
-  UOp add = (a + b).schedule_linear(), mm = m.matmul(n).schedule_linear();
-  for (bool noopt : {true, false}) {
-    NooptScope scope(noopt);
-    std::cout << (noopt ? "NOOPT=1  " : "optimized") << ": 1M add " << best_ms(add, 30) << " ms, 256x256 matmul "
-              << best_ms(mm, 10) << " ms\n";
-  }
-}
-
 }  // namespace
 }  // namespace doorbell
