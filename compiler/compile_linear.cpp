@@ -25,7 +25,7 @@ UOp compile_linear(const UOp& linear) {
     CompiledKernel k = compile_kernel(call);
     src[0] = k.program;
     if (debug_level() >= 2 && !k.cache_hit)  // DEBUG=2: what each compile cost (clang is most of it)
-      std::fprintf(stderr, "compile: %-24s %8.1f ms%s\n", k.name.c_str(), k.compile_ms, k.from_disk_cache ? " (disk cache)" : "");
+      std::fprintf(stderr, "compile: %-24s %9.2f ms%s\n", k.name.c_str(), k.compile_ms, k.from_disk_cache ? " (disk cache)" : "");
     if (debug_level() >= 4)  // DEBUG=4: the generated source of every kernel
       for (const UOp& part : k.program.src())
         if (part.op() == Ops::SOURCE) std::fprintf(stderr, "%s\n", part.arg_as<std::string>().c_str());

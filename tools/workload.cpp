@@ -64,7 +64,7 @@ int run_workload(std::FILE* out) {
     if (call.src(0).op() == Ops::PROGRAM) {
       CompiledKernel k = compile_kernel(call.src(0).src(0));
       compile_ms.push_back(k.compile_ms);
-      std::fprintf(out, "  compiled %-24s in %7.1f ms%s\n", k.name.c_str(), k.compile_ms, k.from_disk_cache ? " (disk cache)" : "");
+      std::fprintf(out, "  compiled %-24s in %8.2f ms%s\n", k.name.c_str(), k.compile_ms, k.from_disk_cache ? " (disk cache)" : "");
     }
   auto t1 = std::chrono::steady_clock::now();
   run_linear(compiled);
