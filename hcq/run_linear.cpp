@@ -58,7 +58,7 @@ class KernelInterpreter {
  private:
   void exec(const UOp& u) {
     switch (u.op()) {
-      case Ops::SINK: for (const UOp& s : u.src()) exec(s); return;
+      case Ops::SINK: case Ops::GROUP: for (const UOp& s : u.src()) exec(s); return;
       case Ops::END: loop(u, 1, [&] { exec(u.src(0)); }); return;
       case Ops::STORE: {
         auto [dt, p] = element(u.src(0));

@@ -6,7 +6,9 @@
 #include <cstring>
 #include <functional>
 
+#include "compiler/expander.h"
 #include "compiler/gpu/gpu_dims.h"
+#include "compiler/optimizer.h"
 #include "frontend/tensor.h"
 #include "hcq/host_buffers.h"
 #include "hcq/run_linear.h"
@@ -44,11 +46,14 @@ UOp grid_as_loops(const UOp& sink) {
   return UOp::sink(outs);
 }
 
-// Runs every kernel of `t`'s schedule twice, as scheduled and as lowered for `arch`, and compares the bytes.
-void expect_lowering_preserves(const Tensor& t, const std::string& arch, const GpuDimsOptions& options = {}) {
+// Runs every kernel of `t`'s schedule twice, as scheduled and as lowered for `arch` (after the optimizer's upcasts
+// and unrolls when `optimized`), and compares the bytes.
+void expect_lowering_preserves(const Tensor& t, const std::string& arch, const GpuDimsOptions& options = {},
+                               bool optimized = false) {
   UOp linear = t.schedule_linear();
   for (const UOp& call : linear.src()) {
-    GpuKernel k = lower_for_gpu(call.src(0), gpu_target(arch), options);
+    UOp kernel = optimized ? expand_kernel(apply_optimizations(call.src(0))) : call.src(0);
+    GpuKernel k = lower_for_gpu(kernel, gpu_target(arch), options);
     const GpuTarget& target = gpu_target(arch);
     int64_t threads = 1;
     for (int d = 0; d < 3; d++) {
@@ -62,8 +67,11 @@ void expect_lowering_preserves(const Tensor& t, const std::string& arch, const G
     for (const UOp& u : k.sink.toposort()) {
       EXPECT_NE(u.op(), Ops::END) << "an output loop is left";
     }
-    // Reference: the scheduled kernel. Then the lowered grid, after clearing the output.
-    run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}));
+    // Reference: the kernel before lowering (optimized sums reassociate, so not the scheduled one). Then the
+    // lowered grid, after clearing the output.
+    std::vector<UOp> ref_src = call.src();
+    ref_src[0] = kernel;
+    run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call.replace_src(std::move(ref_src))}));
     std::span<std::byte> out = buffer_bytes(call.src(1));
     std::vector<std::byte> want(out.begin(), out.end());
     std::memset(out.data(), 0xAB, out.size());
@@ -111,6 +119,17 @@ TEST(GpuDims, ReductionsStayLoopsInsideEachThread) {
 TEST(GpuDims, PaddingAndIntegerMathKeepTheirValues) {
   Tensor i = Tensor(std::vector<int32_t>{-7, 7, -8, 9, 10, -11, 12}).realize();
   expect_lowering_preserves(i.pad({{2, 3}}) .floordiv(Tensor(std::vector<int32_t>(12, -3))), "sm_90");
+}
+
+TEST(GpuDims, OptimizedKernelsWithUpcastStoresAndUnrolledReducesLowerToo) {
+  // The optimizer's UPCAST leaves several stores per thread and its UNROLL a shorter reduce loop; the outer ranges
+  // it leaves are what become thread indices.
+  Tensor a = Tensor::rand({64, 48}).realize(), b = Tensor::rand({48, 20}).realize();
+  expect_lowering_preserves(a.matmul(b), "sm_90", {}, true);
+  expect_lowering_preserves(a * 2 + 1, "gfx1100", {}, true);
+  expect_lowering_preserves(a.sum(0), "gfx942", {}, true);
+  Tensor i = Tensor(std::vector<int32_t>{-7, 7, -8, 9, 10, -11, 12, 5}).realize();
+  expect_lowering_preserves(i.floordiv(Tensor(std::vector<int32_t>(8, -3))) + i.cumsum(0), "sm_80", {}, true);
 }
 
 TEST(GpuDims, AGridBeyondTheTargetsLimitsIsAnErrorNamingTheDimension) {
