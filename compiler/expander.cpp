@@ -24,27 +24,6 @@ int64_t expand_size(const UOp& r) {
   return std::get<int64_t>(end.const_value());
 }
 
-// `u` with the nodes of `m` replaced everywhere below it. Untouched parts stay the same nodes (hash-consing), so
-// the copies share whatever does not depend on the replaced ranges.
-UOp substitute(const UOp& u, const NodeMap& m) {
-  NodeMap done;
-  for (const UOp& n : u.toposort()) {
-    if (auto it = m.find(n.get()); it != m.end()) {
-      done[n.get()] = it->second;
-      continue;
-    }
-    std::vector<UOp> src;
-    bool changed = false;
-    for (const UOp& s : n.src()) {
-      const UOp& x = done.at(s.get());
-      changed |= !(x == s);
-      src.push_back(x);
-    }
-    done[n.get()] = changed ? rebuild_with_src(n, std::move(src)) : n;
-  }
-  return done.at(u.get());
-}
-
 // One copy of `u` per combination of values of `ranges`, the last range varying fastest.
 std::vector<UOp> replicate(const UOp& u, const std::vector<UOp>& ranges) {
   std::vector<int64_t> size, at(ranges.size(), 0);

@@ -26,6 +26,26 @@ UOp rebuild_with_src(const UOp& u, std::vector<UOp> src) {
   return UOp::make(op, dt, std::move(src), u.arg(), u.tag());
 }
 
+UOp substitute(const UOp& root, const std::unordered_map<const UOpNode*, UOp>& replace) {
+  if (replace.empty()) return root;
+  NodeMap<UOp> done;
+  for (const UOp& n : root.toposort()) {
+    if (auto it = replace.find(n.get()); it != replace.end()) {
+      done.get(n.get()) = it->second;
+      continue;
+    }
+    std::vector<UOp> src;
+    src.reserve(n.src().size());
+    bool changed = false;
+    for (const UOp& s : n.src()) {
+      src.push_back(*done.find(s.get()));
+      changed |= !(src.back() == s);
+    }
+    done.get(n.get()) = changed ? rebuild_with_src(n, std::move(src)) : n;
+  }
+  return *done.find(root.get());
+}
+
 namespace {
 
 // Many more rewrites than nodes means a rule keeps building new nodes: report it instead of running forever.

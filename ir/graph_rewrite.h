@@ -5,6 +5,7 @@
 // An endless rewrite (a rule re-creating the node it rewrites, or rewrites without end) throws RewriteError
 // naming the rule. Iterative: graphs of millions of nodes in a chain are fine.
 #pragma once
+#include <unordered_map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -42,5 +43,9 @@ UOp graph_rewrite(const UOp& root, const PatternMatcher& pm, const RewriteOption
 
 // Rebuilds u with new sources; ops whose dtype follows their sources re-derive it.
 UOp rebuild_with_src(const UOp& u, std::vector<UOp> src);
+
+// `root` with every node that is a key of `replace` swapped for its value, everywhere below it (the values are
+// not visited). Untouched parts stay the same nodes, so copies share what does not depend on the replaced nodes.
+UOp substitute(const UOp& root, const std::unordered_map<const UOpNode*, UOp>& replace);
 
 }  // namespace doorbell

@@ -111,35 +111,26 @@ GpuKernel lower_for_gpu(const UOp& sink, const GpuTarget& target, const GpuDimsO
     value_of[loops[i].get()] = v;
   }
 
-  // Rebuild: loops replaced by their values; outputs lose their loops, and stores get the gate.
-  std::unordered_map<const UOpNode*, UOp> done;
-  auto rebuild = [&](const UOp& root) {
-    for (const UOp& u : root.toposort()) {
-      if (done.count(u.get())) continue;
-      if (auto it = value_of.find(u.get()); it != value_of.end()) {
-        done[u.get()] = it->second;
-        continue;
-      }
-      std::vector<UOp> src;
-      bool changed = false;
-      for (const UOp& s : u.src()) {
-        src.push_back(done.at(s.get()));
-        changed |= !(src.back() == s);
-      }
-      if (u.op() == Ops::STORE && gate) {  // the gate joins the INDEX's validity
-        UOp index = src[0];
-        std::vector<UOp> isrc = index.src();
-        if (isrc.size() == 3) isrc[2] = isrc[2] & gate;
-        else isrc.push_back(gate);
-        src[0] = index.replace_src(std::move(isrc));
-        changed = true;
-      }
-      done[u.get()] = changed ? rebuild_with_src(u, std::move(src)) : u;
-    }
-    return done.at(root.get());
+  // Loops replaced by their values; outputs lose their loops, and their stores get the gate.
+  auto gated = [&](const UOp& store) {
+    if (!gate) return store;
+    UOp index = store.src(0);
+    std::vector<UOp> isrc = index.src();
+    if (isrc.size() == 3) isrc[2] = isrc[2] & gate;
+    else isrc.push_back(gate);
+    return store.replace_src({index.replace_src(std::move(isrc)), store.src(1)});
   };
   std::vector<UOp> new_outs;
-  for (const Output& o : outs) new_outs.push_back(rebuild(o.body));
+  for (const Output& o : outs) {
+    UOp body = substitute(o.body, value_of);
+    if (body.op() == Ops::STORE) {
+      new_outs.push_back(gated(body));
+      continue;
+    }
+    std::vector<UOp> stores;
+    for (const UOp& st : body.src()) stores.push_back(st.op() == Ops::STORE ? gated(st) : st);
+    new_outs.push_back(body.replace_src(std::move(stores)));
+  }
   k.sink = UOp::sink(new_outs);
   return k;
 }

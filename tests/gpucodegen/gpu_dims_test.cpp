@@ -19,27 +19,18 @@ namespace {
 
 // The GPU kernel as a CPU kernel: every SPECIAL a LOOP range of the same bound around every output.
 UOp grid_as_loops(const UOp& sink) {
-  std::unordered_map<const UOpNode*, UOp> done;
+  std::unordered_map<const UOpNode*, UOp> loops;
   std::vector<UOp> ranges;
   int64_t axis = 1000;
-  for (const UOp& u : sink.toposort()) {
+  for (const UOp& u : sink.toposort())
     if (u.op() == Ops::SPECIAL) {
-      UOp r = UOp::range(u.src(0), axis++, AxisType::LOOP);
-      ranges.push_back(r);
-      done[u.get()] = r;
-      continue;
+      ranges.push_back(UOp::range(u.src(0), axis++, AxisType::LOOP));
+      loops[u.get()] = ranges.back();
     }
-    std::vector<UOp> src;
-    bool changed = false;
-    for (const UOp& s : u.src()) {
-      src.push_back(done.at(s.get()));
-      changed |= !(src.back() == s);
-    }
-    done[u.get()] = changed ? rebuild_with_src(u, std::move(src)) : u;
-  }
+  UOp body = substitute(sink, loops);
   std::vector<UOp> outs;
-  for (const UOp& o : sink.src()) {
-    std::vector<UOp> src{done.at(o.get())};
+  for (const UOp& o : body.src()) {
+    std::vector<UOp> src{o};
     src.insert(src.end(), ranges.begin(), ranges.end());
     outs.push_back(ranges.empty() ? src[0] : UOp::make(Ops::END, dtypes::void_, src));
   }
