@@ -30,12 +30,15 @@ double median(std::vector<int64_t>& v) {
   return static_cast<double>(v[v.size() / 2]);
 }
 
-void BM_QueueDispatch(benchmark::State& state) {
+// One dispatch per iteration: patch the signal value, submit, wait for the host to see it. A bound queue's submit
+// hands the ring a reference to the device copy instead of copying the commands.
+void dispatch(benchmark::State& state, bool bound) {
   CpuDevice dev(CpuDeviceOptions{.workers = static_cast<uint32_t>(state.range(0))});
   Signal& done = dev.new_signal("done");
   std::atomic<int64_t> started{0};
   HWQueue q;
   q.exec(empty_kernel, {&started}).signal(done, 0);
+  if (bound) q.bind(dev);
   uint64_t value = 0;
   std::vector<int64_t> to_submitted;  // submit() returned
   std::vector<int64_t> to_start;
@@ -57,6 +60,9 @@ void BM_QueueDispatch(benchmark::State& state) {
   state.counters["median_to_start_ns"] = median(to_start);
   state.counters["median_to_done_ns"] = median(to_done);
 }
+void BM_QueueDispatch(benchmark::State& state) { dispatch(state, false); }
+void BM_BoundQueueDispatch(benchmark::State& state) { dispatch(state, true); }
+
 // One thread (the dispatcher runs the kernel itself: one handoff each way), two, and one per core.
 void dispatch_args(benchmark::internal::Benchmark* b) {
   const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
@@ -66,35 +72,6 @@ void dispatch_args(benchmark::internal::Benchmark* b) {
 }
 // 10,000 dispatches each, as the figure is a median of 10,000.
 BENCHMARK(BM_QueueDispatch)->Apply(dispatch_args)->Iterations(10'000)->UseRealTime();
-
-// The same dispatch from a bound queue: the submit hands the ring a reference instead of copying the commands.
-void BM_BoundQueueDispatch(benchmark::State& state) {
-  CpuDevice dev(CpuDeviceOptions{.workers = static_cast<uint32_t>(state.range(0))});
-  Signal& done = dev.new_signal("done");
-  std::atomic<int64_t> started{0};
-  HWQueue q;
-  q.exec(empty_kernel, {&started}).signal(done, 0).bind(dev);
-  uint64_t value = 0;
-  std::vector<int64_t> to_submitted;  // submit() returned
-  std::vector<int64_t> to_start;
-  std::vector<int64_t> to_done;
-  for (auto _ : state) {
-    q.patch_value(1, ++value);
-    const int64_t t0 = monotonic_ns();
-    q.submit(dev);
-    const int64_t ts = monotonic_ns();
-    done.wait(value);
-    const int64_t t1 = monotonic_ns();
-    to_submitted.push_back(ts - t0);
-    to_start.push_back(started.load(std::memory_order_relaxed) - t0);
-    to_done.push_back(t1 - t0);
-  }
-  if (state.iterations() > 0 && started.load() == 0) state.SkipWithError("the kernel never ran");
-  state.counters["workers"] = static_cast<double>(dev.worker_count());
-  state.counters["median_submit_ns"] = median(to_submitted);
-  state.counters["median_to_start_ns"] = median(to_start);
-  state.counters["median_to_done_ns"] = median(to_done);
-}
 BENCHMARK(BM_BoundQueueDispatch)->Apply(dispatch_args)->Iterations(10'000)->UseRealTime();
 
 void BM_SpinPingPong(benchmark::State& state) {
