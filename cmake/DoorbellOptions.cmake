@@ -54,6 +54,7 @@ doorbell_optional_dependency(DOORBELL_WITH_BENCH "Build the Google Benchmark sui
   benchmark CONFIG)
 
 if(DOORBELL_WITH_LLVM)
-  # Nothing links LLVM yet; the compiler layer links the components it uses, so LLVM stays out of other layers.
+  # Only the compiler layer links LLVM (compiler/gpu/llvm/: the in-process AMDGPU compiler), so it stays out of the
+  # other layers and a machine without LLVM still builds everything else.
   message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
 endif()

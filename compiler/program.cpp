@@ -1,5 +1,6 @@
 #include "compiler/program.h"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -58,10 +59,17 @@ CacheEntry build(const UOp& sink, bool noopt) {
 
 }  // namespace
 
+namespace {
+std::atomic<KernelObserver> g_observer{nullptr};
+}  // namespace
+
+void set_kernel_observer(KernelObserver observer) { g_observer.store(observer, std::memory_order_release); }
+
 CompiledKernel compile_kernel(const UOp& kernel) {
   if (!kernel) throw std::invalid_argument("compile_kernel: expected a CALL or a kernel SINK, got a null UOp");
   UOp sink = kernel.op() == Ops::CALL && !kernel.src().empty() ? kernel.src(0) : kernel;
   if (sink.op() != Ops::SINK) throw std::invalid_argument("compile_kernel: expected a CALL or a kernel SINK, got " + print_node(kernel));
+  if (KernelObserver observe = g_observer.load(std::memory_order_acquire)) observe(sink);
   // Looked up once: a PATH scan on every call would cost more than a warm kernel launch.
   static const std::string settings = std::string(kCpuRendererTarget) + "|" + find_c_compiler().value_or("") + "|" + c_compile_flags();
   const bool noopt = noopt_enabled();  // read once: the key and the code must agree

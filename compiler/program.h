@@ -28,6 +28,12 @@ struct CompiledKernel {
 // renderer cannot express, CCompileError when compilation fails, ElfLoadError when the object cannot be loaded.
 CompiledKernel compile_kernel(const UOp& kernel);
 
+// Called with the kernel SINK of every compile_kernel request, cache hit or not, on the requesting thread: for tools
+// that collect the kernels a program compiles (the GPU codegen tests harvest the conformance suite's this way).
+// nullptr removes it.
+using KernelObserver = void (*)(const UOp& sink);
+void set_kernel_observer(KernelObserver observer);
+
 struct ProgramCacheStats {
   uint64_t hits = 0, misses = 0;  // misses: kernels compiled
   size_t entries = 0;

@@ -1,0 +1,52 @@
+// LLVM IR renderer: a lowered GPU kernel (compiler/gpu/gpu_dims.h) as LLVM IR text (tinygrad renderer/llvmir.py,
+// reference §4.9). Text only: no LLVM headers, so the renderer builds without LLVM and its output can be checked
+// in as golden text; compiler/gpu/llvm/amdgpu_compiler.h compiles it in process.
+//
+// The IR computes what the C renderer (compiler/c_renderer.h) computes:
+//  - integers wrap at their width; FLOORDIV/FLOORMOD round toward -inf, CDIV/CMOD truncate; division by zero
+//    gives 0 and INT_MIN / -1 wraps (the divisor is made safe before sdiv/udiv, which are UB otherwise);
+//  - float16 and bfloat16 live in memory as i16 bits and in registers as float, rounded to their type after every
+//    op with the same round-to-nearest-even and NaN bits as the C helpers;
+//  - float32/float16/bfloat16 EXP2, LOG2, SIN are decomposed into float32 arithmetic (compiler/transcendental.h)
+//    before rendering; POW of those types becomes exp2(e * log2|b|) with tinygrad's sign rules (xpow), computed
+//    in float32: a few ULP of float32 for moderate results, relative error growing with |e * log2|b|| (the C
+//    target computes pow in double and rounds once). pow(1, NaN) and pow(inf, 0) give NaN where libm gives 1.
+//    float64 EXP2/LOG2/SIN/POW need AMD's device libraries and are rejected;
+//  - bool is i1 in registers and i8 (0/1) in memory; a gated load reads 0; MAX propagates NaN.
+// Weak integers (index math) are i32 where the node's bounds fit, i64 otherwise, as the C renderer does.
+// Loops are basic blocks with a phi per counter; accumulators are allocas that the optimizer's mem2reg/SROA turn
+// into phis.
+#pragma once
+#include <string>
+
+#include "compiler/gpu/gpu_dims.h"
+#include "compiler/gpu/gpu_target.h"
+
+namespace doorbell {
+
+// What differs between LLVM targets that run the same kernel IR. amdgpu_llvm_target() fills it for AMD; a CPU
+// variant (x86-64, a loop over the grid) would set its own triple, address spaces and thread-index source.
+struct LlvmIrTarget {
+  std::string triple;               // "amdgcn-amd-amdhsa"
+  std::string datalayout;           // must match the TargetMachine's (the compiler checks)
+  std::string calling_convention;   // "amdgpu_kernel"
+  int global_addrspace = 0;         // address space of buffer pointers (AMDGPU: 1, global)
+  int alloca_addrspace = 0;         // address space of allocas (AMDGPU: 5, private)
+  std::string group_id_intrinsic;   // with ".x"/".y"/".z" appended: the block (work-group) index
+  std::string local_id_intrinsic;   // the thread (work-item) index in the block
+  std::string extra_function_attributes;  // added to the kernel's attribute group
+};
+
+// The AMDGPU (amdhsa) form of `t`; throws std::invalid_argument unless t is an AMD target.
+LlvmIrTarget amdgpu_llvm_target(const GpuTarget& t);
+
+// The kernel as an LLVM module with one kernel function named `name`, taking one pointer per buffer slot
+// (data0, data1, ...). Throws std::invalid_argument naming the node when an op or dtype cannot be rendered.
+std::string render_llvm_ir(const std::string& name, const GpuKernel& k, const GpuTarget& t);
+std::string render_llvm_ir(const std::string& name, const GpuKernel& k, const LlvmIrTarget& t);
+
+// POW of float32/float16/bfloat16 nodes rewritten as exp2/log2 arithmetic in float32 (tinygrad's xpow sign rules),
+// then decompose_transcendentals. render_llvm_ir applies it; exposed for tests.
+UOp lower_pow_and_transcendentals(const UOp& sink);
+
+}  // namespace doorbell

@@ -1,0 +1,42 @@
+// PTX renderer: a GPU kernel (compiler/gpu/gpu_dims.h) as PTX text for NVIDIA sm_80 / sm_90 (tinygrad
+// renderer/ptx.py, reference §4.9; instruction forms from NVIDIA's "PTX ISA" manual, version 8.0).
+// The kernel computes exactly what the C renderer (compiler/c_renderer.h) computes:
+//  - integers wrap at their width: int8/int16 (and uint8/uint16) live in 32-bit registers, re-normalized (sign or
+//    zero extended) after every op; weakint index math is 64-bit, except divisions whose operands' bounds fit in
+//    int32, which divide in 32 bits (a 64-bit division is a long subroutine on NVIDIA GPUs);
+//  - FLOORDIV/FLOORMOD round toward -inf, CDIV/CMOD truncate, integer division by zero gives 0, MIN / -1 wraps;
+//  - float16/bfloat16 are 16-bit in memory and float32 in registers, rounded to their type (round to nearest even,
+//    cvt.rn.f16.f32 / cvt.rn.bf16.f32) after every op; float adds and muls carry .rn so ptxas never fuses them;
+//  - MAX of floats propagates NaN (db_maxf), comparisons follow C (!= is true for NaN);
+//  - bool is a predicate in registers and a byte (0/1) in memory; a gated load reads 0, a gated store is skipped;
+//  - float32 (and 16-bit) EXP2/LOG2/SIN arrive decomposed (compiler/transcendental.h, prepare_gpu_kernel);
+//    float32 POW is rewritten to exp2(y * log2|x|) with C pow's sign and special-value rules: the relative error
+//    is about |y * log2 x| float32 ULPs of the exponent, a few ULPs for moderate results (C computes pow in double).
+//    float64 EXP2/LOG2/SIN/POW have no PTX instruction: rendering them throws.
+// Float-to-integer casts truncate toward zero. Out of range (undefined behaviour in C) they follow x86 where that is
+// cheap (uint32 and uint64 through int64, so -1.5 gives all ones; sub-word types keep the low bits of an int32);
+// int32/int64 saturate as cvt.rzi does where x86 gives INT_MIN, and NaN gives 0. bfloat16 NaNs are stored as the
+// canonical NaN (the C renderer keeps the payload's top bits).
+#pragma once
+#include <string>
+
+#include "compiler/gpu/gpu_dims.h"
+#include "compiler/gpu/gpu_target.h"
+#include "ir/uop.h"
+
+namespace doorbell {
+
+// The PTX ISA version every rendered module declares: 8.0 is CUDA 12.0's, so every ptxas from 12.0 on accepts it.
+inline constexpr const char* kPtxVersion = "8.0";
+
+// lower_for_gpu, then decompose_transcendentals and the POW rewrite: the form render_ptx takes.
+GpuKernel prepare_gpu_kernel(const UOp& sink, const GpuTarget& target, const GpuDimsOptions& options = {});
+
+// Rewrites float32/float16/bfloat16 POW nodes into float32 EXP2/LOG2 arithmetic (already decomposed).
+UOp rewrite_pow_for_ptx(const UOp& root);
+
+// One `.visible .entry name(.param .u64 data0, ...)` with a pointer per buffer slot in slot order.
+// Throws std::invalid_argument naming the node for an op or dtype PTX cannot express, and for a non-NV target.
+std::string render_ptx(const std::string& name, const GpuKernel& k, const GpuTarget& t);
+
+}  // namespace doorbell
