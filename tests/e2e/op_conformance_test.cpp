@@ -25,10 +25,24 @@
 
 namespace doorbell {
 inline void PrintTo(const DType& d, std::ostream* os) { *os << d.name(); }  // readable gtest parameter names
+
 }  // namespace doorbell
 
 namespace doorbell::e2e {
+
 namespace {
+
+// Every case struct has a name: ctest lists it instead of the struct's bytes (found by ADL in this namespace).
+template <class T>
+  requires requires(const T& t) { std::string(t.name); }
+void PrintTo(const T& t, std::ostream* os) {
+  *os << t.name;
+}
+template <class T>
+  requires requires(const T* t) { std::string(t->name); }
+void PrintTo(const T* t, std::ostream* os) {
+  *os << t->name;
+}
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
