@@ -1,44 +1,15 @@
 #include "compiler/gpu/ptxas.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cctype>
-#include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
-extern char** environ;
+#include "compiler/subprocess.h"
 
 namespace doorbell {
 namespace {
-
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-// A scratch directory removed when assembly is done, whatever happens.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "doorbell-ptxas-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw PtxasError("assemble_ptx: cannot create a temporary directory: " + std::string(std::strerror(errno)));
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
 
 // The number right before `unit` in `line` ("372 bytes cmem[0]" with unit " bytes cmem[0]"), or -1.
 int64_t number_before(const std::string& line, const std::string& unit) {
@@ -52,17 +23,7 @@ int64_t number_before(const std::string& line, const std::string& unit) {
 
 }  // namespace
 
-std::optional<std::string> find_ptxas() {
-  const char* path = std::getenv("PATH");
-  std::string dirs = std::string(path ? path : "") + ":/usr/local/cuda/bin";
-  std::istringstream in(dirs);
-  for (std::string dir; std::getline(in, dir, ':');) {
-    if (dir.empty()) continue;
-    std::filesystem::path candidate = std::filesystem::path(dir) / "ptxas";
-    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  }
-  return std::nullopt;
-}
+std::optional<std::string> find_ptxas() { return find_executable({"ptxas"}, "/usr/local/cuda/bin"); }
 
 PtxasReport parse_ptxas_report(const std::string& text) {
   PtxasReport r;
@@ -104,41 +65,27 @@ PtxasReport parse_ptxas_report(const std::string& text) {
 PtxasResult assemble_ptx(const std::string& ptx, const std::string& arch) {
   std::optional<std::string> ptxas = find_ptxas();
   if (!ptxas) throw PtxasError("assemble_ptx: no ptxas found on PATH or in /usr/local/cuda/bin; install the CUDA toolkit");
-  TempDir dir;
-  std::filesystem::path src = dir.path / "kernel.ptx", out = dir.path / "kernel.cubin", log = dir.path / "log.txt";
-  {
-    std::ofstream f(src, std::ios::binary);
-    f << ptx;
-    if (!f) throw PtxasError("assemble_ptx: cannot write the PTX to " + src.string());
+  try {
+    ScratchDir dir("doorbell-ptxas");
+    std::filesystem::path src = dir.path() / "kernel.ptx", out = dir.path() / "kernel.cubin", log = dir.path() / "log.txt";
+    {
+      std::ofstream f(src, std::ios::binary);
+      f << ptx;
+      if (!f) throw PtxasError("assemble_ptx: cannot write the PTX to " + src.string());
+    }
+    // -v goes to stdout and errors to stderr: both into one log, in order
+    std::vector<std::string> argv{*ptxas, "-arch=" + arch, "-v", "-o", out.string(), src.string()};
+    ProcessResult r = run_process(argv, log);
+    std::string text = read_whole_file(log);
+    if (!r.ok()) throw PtxasError("assemble_ptx: " + command_line(argv) + " failed with " + r.how() + ":\n" + text);
+    PtxasResult result{read_whole_file(out), parse_ptxas_report(text), r.ms};
+    if (result.cubin.empty()) throw PtxasError("assemble_ptx: " + *ptxas + " succeeded but wrote no cubin to " + out.string());
+    return result;
+  } catch (const PtxasError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw PtxasError(std::string("assemble_ptx: ") + e.what());
   }
-  std::vector<std::string> args{*ptxas, "-arch=" + arch, "-v", "-o", out.string(), src.string()};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  // -v goes to stdout and errors to stderr: both into one log, in order
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  auto start = std::chrono::steady_clock::now();
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, ptxas->c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw PtxasError("assemble_ptx: cannot start " + *ptxas + ": " + std::strerror(rc));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw PtxasError("assemble_ptx: waiting for " + *ptxas + " failed: " + std::strerror(errno));
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  std::string text = read_file(log);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status)) : "signal " + std::to_string(WTERMSIG(status));
-    std::string cmd;
-    for (const std::string& a : args) cmd += (cmd.empty() ? "" : " ") + a;
-    throw PtxasError("assemble_ptx: " + cmd + " failed with " + how + ":\n" + text);
-  }
-  PtxasResult r{read_file(out), parse_ptxas_report(text), ms};
-  if (r.cubin.empty()) throw PtxasError("assemble_ptx: " + *ptxas + " succeeded but wrote no cubin to " + out.string());
-  return r;
 }
 
 }  // namespace doorbell

@@ -1,11 +1,6 @@
 // The only translation unit that includes LLVM headers (they are slow to compile; keep them here).
 #include "compiler/gpu/llvm/amdgpu_compiler.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +9,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "compiler/subprocess.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LoopAnalysisManager.h"
@@ -32,8 +28,6 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
-
-extern char** environ;
 
 namespace doorbell {
 namespace {
@@ -65,72 +59,32 @@ std::string ir_line(const std::string& ir, int want) {
   return "";
 }
 
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "doorbell-amdgpu-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw AmdgpuCompileError("compile_amdgpu: cannot create a temporary directory: " + std::string(std::strerror(errno)));
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
 // ld.lld -shared in.o -o out.so: the HSA code object.
 std::string link_shared(const std::string& lld, const std::string& relocatable) {
-  TempDir dir;
-  std::filesystem::path in = dir.path / "kernel.o", out = dir.path / "kernel.hsaco", err = dir.path / "stderr.txt";
-  {
-    std::ofstream f(in, std::ios::binary);
-    f << relocatable;
-    if (!f) throw AmdgpuCompileError("compile_amdgpu: cannot write " + in.string());
+  try {
+    ScratchDir dir("doorbell-lld");
+    std::filesystem::path in = dir.path() / "kernel.o", out = dir.path() / "kernel.hsaco", log = dir.path() / "log.txt";
+    {
+      std::ofstream f(in, std::ios::binary);
+      f << relocatable;
+      if (!f) throw AmdgpuCompileError("compile_amdgpu: cannot write " + in.string());
+    }
+    std::vector<std::string> argv{lld, "-shared", "--no-undefined", in.string(), "-o", out.string()};
+    ProcessResult r = run_process(argv, log);
+    if (!r.ok()) throw AmdgpuCompileError("compile_amdgpu: " + command_line(argv) + " failed with " + r.how() + ": " + read_whole_file(log));
+    std::string so = read_whole_file(out);
+    if (so.empty()) throw AmdgpuCompileError("compile_amdgpu: " + lld + " succeeded but wrote no " + out.string());
+    return so;
+  } catch (const AmdgpuCompileError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw AmdgpuCompileError(std::string("compile_amdgpu: ") + e.what());
   }
-  std::vector<std::string> args{lld, "-shared", "--no-undefined", in.string(), "-o", out.string()};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, lld.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw AmdgpuCompileError("compile_amdgpu: cannot start " + lld + ": " + std::strerror(rc));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw AmdgpuCompileError("compile_amdgpu: waiting for " + lld + " failed: " + std::strerror(errno));
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw AmdgpuCompileError("compile_amdgpu: " + lld + " -shared failed: " + read_file(err));
-  std::string so = read_file(out);
-  if (so.empty()) throw AmdgpuCompileError("compile_amdgpu: " + lld + " succeeded but wrote no " + out.string());
-  return so;
 }
 
 }  // namespace
 
-std::string find_ld_lld() {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  dirs += ":/usr/lib/llvm-19/bin";
-  for (const char* name : {"ld.lld-19", "ld.lld"}) {
-    std::istringstream in(dirs);
-    std::string dir;
-    while (std::getline(in, dir, ':')) {
-      if (dir.empty()) continue;
-      std::filesystem::path candidate = std::filesystem::path(dir) / name;
-      if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
-    }
-  }
-  return "";
-}
+std::string find_ld_lld() { return find_executable({"ld.lld-19", "ld.lld"}, "/usr/lib/llvm-19/bin").value_or(""); }
 
 AmdgpuCompiled compile_amdgpu(const std::string& ir, const std::string& arch, const AmdgpuCompileOptions& options) {
   const llvm::Target& target = amdgpu_target();
