@@ -182,8 +182,12 @@ UOp decompose_one(Ops op, const UOp& x) {
 
 }  // namespace
 
-UOp decompose_transcendentals(const UOp& root) {
-  if (!root) throw std::invalid_argument("decompose_transcendentals: expected a kernel SINK, got a null UOp");
+namespace {
+
+// `root` rebuilt bottom-up with each node passed through `rewrite` after its sources were rewritten.
+template <class F>
+UOp rewrite_each(const UOp& root, const char* what, F rewrite) {
+  if (!root) throw std::invalid_argument(std::string(what) + ": expected a kernel SINK, got a null UOp");
   std::unordered_map<const UOpNode*, UOp> done;
   for (const UOp& u : root.toposort()) {
     std::vector<UOp> src;
@@ -195,10 +199,41 @@ UOp decompose_transcendentals(const UOp& root) {
       src.push_back(n);
     }
     UOp out = changed ? rebuild_with_src(u, std::move(src)) : u;
-    if (decomposed_here(out)) out = decompose_one(out.op(), out.src(0));
-    done.emplace(u.get(), std::move(out));
+    done.emplace(u.get(), rewrite(std::move(out)));
   }
   return done.at(root.get());
+}
+
+}  // namespace
+
+UOp decompose_transcendentals(const UOp& root) {
+  return rewrite_each(root, "decompose_transcendentals",
+                      [](UOp u) { return decomposed_here(u) ? decompose_one(u.op(), u.src(0)) : u; });
+}
+
+// C's pow in float32: exp2(y * log2|x|), with x's sign for an odd integer y, NaN for a negative x and a non-integer
+// y, 1 for y == 0 or x == 1, and log2(0) = -inf giving 0 or inf by y's sign. Parity needs no integer cast: every
+// float32 of magnitude >= 2^24 is even, and there y * 0.5 is exact.
+UOp pow_f32(const UOp& x, const UOp& y) {
+  UOp zero = x.const_like(0.0), one = x.const_like(1.0);
+  UOp ax = x.lt(zero).where(x.neg(), x);
+  UOp mag = exp2_f32(y * log2_f32(ax));
+  UOp ty = y.alu(Ops::TRUNC), half = y * 0.5;
+  UOp is_int = ty.eq(y), is_odd = is_int & half.alu(Ops::TRUNC).ne(half);
+  UOp neg_result = is_int.where(is_odd.where(mag.neg(), mag), x.const_like(NAN));
+  UOp r = x.lt(zero).where(neg_result, mag);
+  return (y.eq(zero) | x.eq(one)).where(one, r);
+}
+
+UOp decompose_pow(const UOp& root) {
+  return rewrite_each(root, "decompose_pow", [](UOp u) {
+    DType d = u.dtype();
+    if (u.op() != Ops::POW || d.lanes != 1 || !d.is_float() || d.scalar_type == ScalarType::Float64 ||
+        d.scalar_type == ScalarType::WeakFloat)
+      return u;
+    if (d == dtypes::float32) return pow_f32(u.src(0), u.src(1));
+    return pow_f32(u.src(0).cast(dtypes::float32), u.src(1).cast(dtypes::float32)).cast(d);
+  });
 }
 
 }  // namespace doorbell

@@ -13,9 +13,16 @@ namespace doorbell {
 // float32 over the whole domain, with exact special values (tests/compiler/transcendental_test.cpp measures it).
 UOp decompose_transcendentals(const UOp& root);
 
-// The decomposition of one value: exp2, log2 or sin of a scalar float32 UOp `x`.
+// Rewrites every scalar POW node of float32, float16 or bfloat16 under `root` into float32 arithmetic with C pow's
+// sign and special-value rules (float16/bfloat16 through float32), for targets without a pow instruction (PTX,
+// AMDGPU). The relative error grows with the result's exponent: about |y * log2 x| float32 ULPs of the exponent,
+// a few ULPs for moderate results (the C target computes pow in double). float64 nodes are left alone.
+UOp decompose_pow(const UOp& root);
+
+// The decomposition of one value: exp2, log2 or sin of a scalar float32 UOp `x`; pow of float32 `x` and `y`.
 UOp exp2_f32(const UOp& x);
 UOp log2_f32(const UOp& x);
 UOp sin_f32(const UOp& x);
+UOp pow_f32(const UOp& x, const UOp& y);
 
 }  // namespace doorbell

@@ -660,44 +660,9 @@ class LlvmRenderer {
   std::unordered_map<const UOpNode*, V> accs_;  // REDUCE -> its alloca
 };
 
-// pow(b, e) in float32 as tinygrad's xpow: exp2(e * log2|b|), NaN for a negative base with a non-integer
-// exponent, negated for a negative base with an odd exponent, and pow(0, 0) = 1. Parity is taken only where
-// |e| < 2^24 (every float32 beyond is an even integer), so the int cast never leaves int32's range.
-UOp xpow_f32(const UOp& base, const UOp& e) {
-  const DType f = dtypes::float32;
-  UOp zero = UOp::const_(f, 0.0), one = UOp::const_(f, 1.0);
-  UOp neg_base = base.lt(zero);
-  UOp abs_base = neg_base.where(base.neg(), base);
-  UOp ret = (abs_base.alu(Ops::LOG2) * e).alu(Ops::EXP2);
-  UOp non_int = e.ne(e.alu(Ops::TRUNC));
-  UOp abs_e = e.lt(zero).where(e.neg(), e);
-  UOp small_e = abs_e.lt(UOp::const_(f, 16777216.0)).where(abs_e, zero);
-  UOp odd = (small_e.cast(dtypes::int32) & UOp::const_(dtypes::int32, 1)).ne(UOp::const_(dtypes::int32, 0));
-  UOp adj = non_int.where(UOp::const_(f, NAN), odd.where(UOp::const_(f, -1.0), one));
-  return (base.eq(zero) & e.eq(zero)).where(one, ret * neg_base.where(adj, one));
-}
-
 }  // namespace
 
-UOp lower_pow_and_transcendentals(const UOp& sink) {
-  std::unordered_map<const UOpNode*, UOp> done;
-  for (const UOp& u : sink.toposort()) {
-    std::vector<UOp> src;
-    bool changed = false;
-    for (const UOp& s : u.src()) {
-      src.push_back(done.at(s.get()));
-      changed |= !(src.back() == s);
-    }
-    UOp n = changed ? rebuild_with_src(u, src) : u;
-    DType d = u.dtype();
-    if (u.op() == Ops::POW && d.lanes == 1 && d.is_float() && !is_double(d)) {
-      UOp r = xpow_f32(src[0].cast(dtypes::float32), src[1].cast(dtypes::float32));
-      n = d == dtypes::float32 ? r : r.cast(d);
-    }
-    done[u.get()] = n;
-  }
-  return decompose_transcendentals(done.at(sink.get()));
-}
+UOp lower_pow_and_transcendentals(const UOp& sink) { return decompose_transcendentals(decompose_pow(sink)); }
 
 LlvmIrTarget amdgpu_llvm_target(const GpuTarget& t) {
   if (t.vendor != GpuVendor::AMD) throw std::invalid_argument("amdgpu_llvm_target: " + t.arch + " is not an AMD target");

@@ -8,9 +8,9 @@
 //  - float16 and bfloat16 live in memory as i16 bits and in registers as float, rounded to their type after every
 //    op with the same round-to-nearest-even and NaN bits as the C helpers;
 //  - float32/float16/bfloat16 EXP2, LOG2, SIN are decomposed into float32 arithmetic (compiler/transcendental.h)
-//    before rendering; POW of those types becomes exp2(e * log2|b|) with tinygrad's sign rules (xpow), computed
-//    in float32: a few ULP of float32 for moderate results, relative error growing with |e * log2|b|| (the C
-//    target computes pow in double and rounds once). pow(1, NaN) and pow(inf, 0) give NaN where libm gives 1.
+//    before rendering; POW of those types becomes exp2(y * log2|x|) with C pow's sign and special-value rules
+//    (decompose_pow), computed in float32: a few ULP of float32 for moderate results, relative error growing with
+//    |y * log2|x|| (the C target computes pow in double and rounds once).
 //    float64 EXP2/LOG2/SIN/POW need AMD's device libraries and are rejected;
 //  - bool is i1 in registers and i8 (0/1) in memory; a gated load reads 0; MAX propagates NaN.
 // Weak integers (index math) are i32 where the node's bounds fit, i64 otherwise, as the C renderer does.
@@ -45,8 +45,8 @@ LlvmIrTarget amdgpu_llvm_target(const GpuTarget& t);
 std::string render_llvm_ir(const std::string& name, const GpuKernel& k, const GpuTarget& t);
 std::string render_llvm_ir(const std::string& name, const GpuKernel& k, const LlvmIrTarget& t);
 
-// POW of float32/float16/bfloat16 nodes rewritten as exp2/log2 arithmetic in float32 (tinygrad's xpow sign rules),
-// then decompose_transcendentals. render_llvm_ir applies it; exposed for tests.
+// decompose_pow then decompose_transcendentals (compiler/transcendental.h): what AMDGPU has no instruction for.
+// render_llvm_ir applies it; exposed for tests.
 UOp lower_pow_and_transcendentals(const UOp& sink);
 
 }  // namespace doorbell

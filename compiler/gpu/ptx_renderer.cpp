@@ -684,43 +684,11 @@ class PtxRenderer {
   std::unordered_map<const UOpNode*, std::string> names_;
 };
 
-// pow(x, y) for a float32 x and y as C's pow: exp2(y * log2|x|) with the sign of x for odd integer y, NaN for a
-// negative x and non-integer y, 1 for y == 0 or x == 1, and log2(0) = -inf giving 0 or inf by the sign of y.
-UOp pow_f32(const UOp& x, const UOp& y) {
-  UOp zero = x.const_like(0.0), one = x.const_like(1.0);
-  UOp ax = x.lt(zero).where(x.neg(), x);
-  UOp mag = exp2_f32(y * log2_f32(ax));
-  UOp ty = y.alu(Ops::TRUNC), half = y * 0.5;
-  UOp is_int = ty.eq(y), is_odd = is_int & half.alu(Ops::TRUNC).ne(half);
-  UOp neg_result = is_int.where(is_odd.where(mag.neg(), mag), x.const_like(NAN));
-  UOp r = x.lt(zero).where(neg_result, mag);
-  return (y.eq(zero) | x.eq(one)).where(one, r);
-}
-
 }  // namespace
-
-UOp rewrite_pow_for_ptx(const UOp& root) {
-  std::unordered_map<const UOpNode*, UOp> done;
-  for (const UOp& u : root.toposort()) {
-    std::vector<UOp> src;
-    bool changed = false;
-    for (const UOp& s : u.src()) {
-      src.push_back(done.at(s.get()));
-      changed |= !(src.back() == s);
-    }
-    UOp n = changed ? rebuild_with_src(u, std::move(src)) : u;
-    if (n.op() == Ops::POW && n.dtype().lanes == 1 && n.dtype().is_float() && !is_f64(n.dtype())) {
-      if (n.dtype() == dtypes::float32) n = pow_f32(n.src(0), n.src(1));
-      else n = pow_f32(n.src(0).cast(dtypes::float32), n.src(1).cast(dtypes::float32)).cast(n.dtype());
-    }
-    done[u.get()] = n;
-  }
-  return done.at(root.get());
-}
 
 GpuKernel prepare_gpu_kernel(const UOp& sink, const GpuTarget& target, const GpuDimsOptions& options) {
   GpuKernel k = lower_for_gpu(sink, target, options);
-  k.sink = decompose_transcendentals(rewrite_pow_for_ptx(k.sink));
+  k.sink = decompose_transcendentals(decompose_pow(k.sink));
   return k;
 }
 

@@ -29,11 +29,9 @@ namespace doorbell {
 // The PTX ISA version every rendered module declares: 8.0 is CUDA 12.0's, so every ptxas from 12.0 on accepts it.
 inline constexpr const char* kPtxVersion = "8.0";
 
-// lower_for_gpu, then decompose_transcendentals and the POW rewrite: the form render_ptx takes.
+// lower_for_gpu, then decompose_pow and decompose_transcendentals (compiler/transcendental.h): the form render_ptx
+// takes.
 GpuKernel prepare_gpu_kernel(const UOp& sink, const GpuTarget& target, const GpuDimsOptions& options = {});
-
-// Rewrites float32/float16/bfloat16 POW nodes into float32 EXP2/LOG2 arithmetic (already decomposed).
-UOp rewrite_pow_for_ptx(const UOp& root);
 
 // One `.visible .entry name(.param .u64 data0, ...)` with a pointer per buffer slot in slot order.
 // Throws std::invalid_argument naming the node for an op or dtype PTX cannot express, and for a non-NV target.

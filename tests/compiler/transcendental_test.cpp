@@ -7,6 +7,7 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -342,6 +343,37 @@ TEST(TranscendentalGraph, NullRootThrows) { EXPECT_THROW(decompose_transcendenta
 
 // End to end: a scheduled kernel compiled by the C compiler computes the decomposed functions, and its source no
 // longer calls libm for float32.
+// decompose_pow (the GPU targets' POW): C's signs and special values, and within 4 + |y * log2 x| ULP.
+TEST(TranscendentalPow, MatchesCPowSignsAndSpecialValuesAndIsAccurateForModerateResults) {
+  const float kNan = std::numeric_limits<float>::quiet_NaN(), kInfF = std::numeric_limits<float>::infinity();
+  const float ys[] = {0.f, 1.f, 2.f, 3.f, -1.f, -2.f, 0.5f, 2.5f, -3.5f, 10.f, kNan};
+  const float xs[] = {-2.f, -0.5f, 0.f, 1.f, 2.f, 3.7f, 1e-3f, 100.f, kInfF, kNan, 0.75f, -3.f};
+  for (float y : ys) {
+    UOp x = input_leaf(dtypes::float32);
+    UOp out = decompose_pow(UOp::sink({x.alu(Ops::POW, UOp::const_(dtypes::float32, y))})).src(0);
+    for (const UOp& u : out.toposort())
+      ASSERT_FALSE(u.op() == Ops::POW || u.op() == Ops::EXP2 || u.op() == Ops::LOG2) << "left in the graph";
+    Evaluator eval(out);
+    for (float xv : xs) {
+      float got = static_cast<float>(eval(xv));
+      float want = static_cast<float>(std::pow(static_cast<double>(xv), static_cast<double>(y)));
+      if (std::isnan(want) || std::isinf(want) || want == 0) {
+        EXPECT_TRUE(std::isnan(want) ? std::isnan(got) : got == want) << "pow(" << xv << ", " << y << ") = " << got << ", C gives " << want;
+        continue;
+      }
+      // log2's rounding, scaled by y, moves the exponent: about |y * log2 x| * ln 2 ULPs of the result
+      const double e = std::fabs(y * std::log2(std::fabs(xv)));
+      const int64_t tolerance = 4 + (std::isfinite(e) ? static_cast<int64_t>(std::ceil(e)) : 0);
+      EXPECT_LE(ulp_distance(got, want), tolerance) << "pow(" << xv << ", " << y << ") = " << got << ", C gives " << want;
+    }
+  }
+  // float16 goes through float32 and rounds once at the end
+  UOp h = input_leaf(dtypes::float16);
+  Evaluator eval(decompose_pow(UOp::sink({h.alu(Ops::POW, UOp::const_(dtypes::float16, 3.0))})).src(0));
+  EXPECT_EQ(eval(1.5), 3.375);
+  EXPECT_EQ(eval(-2.0), -8.0);
+}
+
 TEST(TranscendentalCompiled, Float32KernelsMatchLibmWithinTwoUlpAndCallNoLibm) {
   if (!find_c_compiler()) GTEST_SKIP() << "no C compiler on PATH";
   std::mt19937 g(4);
