@@ -176,7 +176,7 @@ TEST(AmdgpuCompile, WavefrontSizeIs32OnGfx1100And64OnGfx942) {
 TEST(AmdgpuCompile, AccumulatorsAndLoopCountersLiveInRegistersNotScratch) {
   // The renderer's allocas (accumulators) must be promoted by the O2 pipeline: no scratch, no dynamic stack.
   for (const Built& b : sample()) {
-    const KernelDescriptor& kd = read_amd_code_object(b.compiled.object).kernel(b.name).kd;
+    const KernelDescriptor kd = read_amd_code_object(b.compiled.object).kernel(b.name).kd;  // a copy: the object is a temporary
     EXPECT_EQ(kd.private_segment_fixed_size, 0u) << b.arch << " " << b.name;
     EXPECT_FALSE(kd.enable_private_segment()) << b.arch;
     EXPECT_FALSE(kd.uses_dynamic_stack()) << b.arch;
@@ -188,7 +188,7 @@ TEST(AmdgpuCompile, DescriptorKeepsFloatSubnormalsAsTheCpuDoes) {
   // RSRC1 FLOAT_DENORM_MODE_32 [17:16] and FLOAT_DENORM_MODE_16_64 [19:18]: 3 = neither flushed, so float32,
   // float16 and float64 subnormals survive as in the C renderer's results.
   for (const Built& b : sample()) {
-    const KernelDescriptor& kd = read_amd_code_object(b.compiled.object).kernel(b.name).kd;
+    const KernelDescriptor kd = read_amd_code_object(b.compiled.object).kernel(b.name).kd;  // a copy: the object is a temporary
     EXPECT_EQ((kd.compute_pgm_rsrc1 >> 16) & 3, 3u) << b.arch;
     EXPECT_EQ((kd.compute_pgm_rsrc1 >> 18) & 3, 3u) << b.arch;
   }

@@ -66,7 +66,8 @@ bool reads(const std::string& ptx, const std::string& sreg) { return ptx.find(sr
 
 void expect_dims_match(const Tensor& t, const GpuDimsOptions& options = {}) {
   const GpuTarget& target = gpu_target("sm_90");
-  for (const UOp& call : t.schedule_linear().src()) {
+  UOp linear = t.schedule_linear();  // held: a range-for over a temporary's src() would dangle
+  for (const UOp& call : linear.src()) {
     GpuKernel k = prepare_gpu_kernel(call.src(0), target, options);
     std::string ptx = render_ptx("k", k, target);
     for (int d = 0; d < 3; d++) {
