@@ -116,20 +116,33 @@ inline void poison_unread_outputs(const UOp& linear) {
     if (!read.count(call.src(1).get())) std::memset(buffer_bytes(call.src(1)).data(), 0xA5, buffer_bytes(call.src(1)).size());
 }
 
+// `outputs` scheduled, with every buffer's contents before (outputs nobody reads poisoned) and after the reference
+// interpreter ran the schedule: what compiled runs restore from and compare with.
+struct ReferenceRun {
+  UOp linear;
+  std::vector<UOp> buffers;
+  Snapshot initial, want;
+};
+inline ReferenceRun run_reference(const std::vector<Tensor>& outputs) {
+  ReferenceRun r;
+  r.linear = Tensor::schedule_linear(outputs);
+  EXPECT_GT(r.linear.src().size(), 0u);
+  r.buffers = call_buffers(r.linear);
+  poison_unread_outputs(r.linear);
+  r.initial = snapshot(r.buffers);
+  run_linear(r.linear);
+  r.want = snapshot(r.buffers);
+  return r;
+}
+
 // Schedules `outputs`, runs the reference and then the compiled kernels on the same initial contents and compares
 // every buffer. The compiled results stay in the buffers, so the tensors' tolist() reads them afterwards.
 inline void expect_compiled_matches_reference(const std::vector<Tensor>& outputs) {
-  UOp linear = Tensor::schedule_linear(outputs);
-  ASSERT_GT(linear.src().size(), 0u);
-  std::vector<UOp> buffers = call_buffers(linear);
-  poison_unread_outputs(linear);
-  Snapshot initial = snapshot(buffers);
-  run_linear(linear);
-  Snapshot want = snapshot(buffers);
+  ReferenceRun r = run_reference(outputs);
   for (int cores : {4, 3, 1}) {
-    restore(buffers, initial);
-    run_compiled(linear, cores);
-    expect_same_contents(buffers, snapshot(buffers), want, std::to_string(cores) + " core(s)");
+    restore(r.buffers, r.initial);
+    run_compiled(r.linear, cores);
+    expect_same_contents(r.buffers, snapshot(r.buffers), r.want, std::to_string(cores) + " core(s)");
   }
 }
 

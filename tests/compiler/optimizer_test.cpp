@@ -44,13 +44,10 @@ int64_t range_size(const UOp& r) { return std::get<int64_t>(r.src(0).const_value
 // Runs `outputs`' schedule with the reference interpreter, compiled without the optimizer and compiled with it
 // (over 4, 3 and 1 cores), and compares. Returns how many kernels the optimizer changed.
 int expect_optimized_matches_reference_and_noopt(const std::vector<Tensor>& outputs, double rtol = 1e-4) {
-  UOp linear = Tensor::schedule_linear(outputs);
-  EXPECT_GT(linear.src().size(), 0u);
-  std::vector<UOp> buffers = call_buffers(linear);
-  poison_unread_outputs(linear);
-  Snapshot initial = snapshot(buffers);
-  run_linear(linear);
-  Snapshot want = snapshot(buffers);
+  ReferenceRun r = run_reference(outputs);
+  const UOp& linear = r.linear;
+  const std::vector<UOp>& buffers = r.buffers;
+  const Snapshot &initial = r.initial, &want = r.want;
   Snapshot noopt;
   {
     NooptScope off(true);
