@@ -194,12 +194,12 @@ class LinearRunner {
       const std::string& name = b.src(1).arg_as<std::string>();
       if (dev_ && dev_->name() == name) continue;
       Device& d = device(name);  // throws for a device that does not exist
-      if (!dev_) dev_ = &d;
+      if (!dev_) set_device(d);
       else
         throw std::invalid_argument("run_linear: a call on " + name + " in a LINEAR that runs on " + dev_->name() +
                                     "; expected one device (copies between devices arrive with the GPU devices)");
     }
-    if (!dev_) dev_ = &device("CPU");
+    if (!dev_) set_device(device("CPU"));
     return *dev_;
   }
 
@@ -208,7 +208,7 @@ class LinearRunner {
     const Launch& l = launch_of(call.src(0));
     buffers_.clear();
     for (size_t i = 1; i < call.src().size(); i++) buffers_.push_back(buffer_bytes(call.src(i)).data());
-    int32_t cores = std::min(l.cores, static_cast<int32_t>(worker_count()));
+    int32_t cores = std::min(l.cores, static_cast<int32_t>(workers_));
     if (debug_level() < 2) {
       queue_.exec(l.kernel.fn, std::span<void* const>(buffers_.data(), buffers_.size()), {}, cores);
       return;
@@ -271,12 +271,16 @@ class LinearRunner {
                  static_cast<double>(e.ops) / safe_ns, static_cast<double>(e.bytes_read + e.bytes_written) / safe_ns);
   }
 
-  uint32_t worker_count() const {
+
+  // The device and its worker count (looked up once: kernel() needs it for every launch).
+  void set_device(Device& d) {
+    dev_ = &d;
     auto* cpu = dynamic_cast<CpuDevice*>(dev_);
-    return cpu ? cpu->worker_count() : 1;
+    workers_ = cpu ? cpu->worker_count() : 1;
   }
 
   Device* dev_ = nullptr;  // created on the first call that needs it
+  uint32_t workers_ = 1;
   HWQueue queue_;
   std::vector<void*> buffers_;
   std::vector<Timed> timed_;

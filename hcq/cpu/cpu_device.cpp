@@ -42,6 +42,10 @@ CpuDevice::CpuDevice(CpuDeviceOptions options) : Device("CPU"), options_(options
   }
 }
 
+uint32_t CpuDevice::await(const std::atomic<uint32_t>& word, uint32_t old, std::atomic<uint32_t>& sleepers) const {
+  return await_change(word, old, sleepers, options_.spin_ns, 0, options_.pure_spin_ns);
+}
+
 CpuDevice::~CpuDevice() {
   stopping_.store(true, std::memory_order_seq_cst);
   {
@@ -70,7 +74,7 @@ CpuDevice::Slot& CpuDevice::claim_slot() {
   while (p.produced - p.consumed_seen >= kRingSlots) {
     uint32_t now = ring_.consumed.load(std::memory_order_acquire);
     if (now == p.consumed_seen)
-      now = await_change(ring_.consumed, p.consumed_seen, ring_.consumer_sleepers, options_.spin_ns, 0, options_.pure_spin_ns);
+      now = await(ring_.consumed, p.consumed_seen, ring_.consumer_sleepers);
     p.consumed_seen = now;
   }
   return slots_[p.produced % kRingSlots];
@@ -124,7 +128,7 @@ void CpuDevice::dispatcher_loop() {
       continue;
     }
     if (bell & 1) return;  // stopping, and everything submitted ran
-    await_change(ring_.doorbell, bell, ring_.dispatcher_sleepers, options_.spin_ns, 0, options_.pure_spin_ns);
+    await(ring_.doorbell, bell, ring_.dispatcher_sleepers);
   }
 }
 
@@ -174,7 +178,7 @@ void CpuDevice::run_exec(const Command& c, const BoundQueue& submission) {
   notify_change(job_generation_, worker_sleepers_);
   run_share(0);
   // The last worker to finish bumps job_done_; its acq_rel chain makes every worker's writes visible here.
-  while (await_change(job_done_, done, done_sleepers_, options_.spin_ns, 0, options_.pure_spin_ns) == done) {
+  while (await(job_done_, done, done_sleepers_) == done) {
   }
 }
 
@@ -190,7 +194,7 @@ void CpuDevice::worker_loop(uint32_t index) {
   uint32_t seen = 0;
   while (true) {
     uint32_t gen = seen;
-    while (gen == seen) gen = await_change(job_generation_, seen, worker_sleepers_, options_.spin_ns, 0, options_.pure_spin_ns);
+    while (gen == seen) gen = await(job_generation_, seen, worker_sleepers_);
     seen = gen;
     if (job_quit_) return;
     run_share(index);

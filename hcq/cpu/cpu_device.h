@@ -51,6 +51,8 @@ class CpuDevice final : public Device {
   };
   static constexpr uint32_t kRingSlots = 64;
 
+  // Every thread of the device waits for a word to change this way: spin (pure, then yielding), then sleep.
+  uint32_t await(const std::atomic<uint32_t>& word, uint32_t old, std::atomic<uint32_t>& sleepers) const;
   void dispatcher_loop();
   // Producer side, under producer_.mu: waits for a free slot, then makes the filled slot visible.
   Slot& claim_slot();
