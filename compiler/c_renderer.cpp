@@ -360,6 +360,8 @@ class CRenderer {
         line(acc + " = " + alu(u, op, u.dtype(), t, {acc, expr(u.src(0))}, {t, expr_type(u.src(0))}, {u.dtype(), u.src(0).dtype()}) + ";");
         return;
       }
+      case StatementKind::BARRIER:  // a CPU kernel has no thread block to wait for (only GPU kernels group reduces)
+        throw std::invalid_argument("render_c: a BARRIER needs a GPU thread block: " + print_node(u));
       case StatementKind::STORE: {
         const UOp& index = u.src(0);
         DType d = index.src(0).dtype();

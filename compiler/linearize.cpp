@@ -1,5 +1,6 @@
 #include "compiler/linearize.h"
 
+#include <algorithm>
 #include <list>
 #include <map>
 #include <memory>
@@ -150,9 +151,30 @@ class Linearizer {
   }
 
   void emit_index(const UOp& index) {
-    if (index.src().size() < 2 || index.src().size() > 3 || index.src(0).op() != Ops::PARAM)
-      fail("expected INDEX(PARAM, index[, valid])", index);
+    const UOp& buf = index.src().empty() ? index : index.src(0);
+    bool local_after_barrier = buf.op() == Ops::AFTER && buf.src().size() == 2 && buf.src(0).op() == Ops::PARAM &&
+                               buf.src(1).op() == Ops::BARRIER;
+    if (index.src().size() < 2 || index.src().size() > 3 || (buf.op() != Ops::PARAM && !local_after_barrier))
+      fail("expected INDEX(PARAM or AFTER(PARAM, BARRIER), index[, valid])", index);
+    if (local_after_barrier) emit_barrier(buf.src(1));
     for (size_t i = 1; i < index.src().size(); i++) emit(index.src(i));
+  }
+
+  // The stores a barrier waits for, then the barrier, at the depth the stores need: every thread of a block must
+  // reach it, so it is never placed inside a loop that only some threads run (loops here have uniform bounds).
+  void emit_barrier(const UOp& barrier) {
+    if (defined_.count(barrier.get())) return;
+    size_t depth = 0;
+    for (const UOp& st : barrier.src()) {
+      if (st.op() != Ops::STORE || st.src().size() != 2 || st.src(0).op() != Ops::INDEX) fail("expected BARRIER(STORE(INDEX, value)...)", barrier);
+      emit_index(st.src(0));
+      emit(st.src(1));
+      size_t d = depth_of(mask(st), st);
+      insert(d, {StatementKind::STORE, st, false});
+      depth = std::max(depth, d);
+    }
+    insert(depth, {StatementKind::BARRIER, barrier, false});
+    defined_[barrier.get()] = path_[depth].range.get();
   }
 
   void emit(const UOp& u) {
@@ -166,7 +188,7 @@ class Linearizer {
         if (!(range_bit_.at(u.get()) & open_mask())) fail("a range is used outside of its loop", u);
         return;
       case Ops::PARAM:
-        if (u.arg_as<ParamArg>().addrspace != AddrSpace::GLOBAL) fail("kernel variables are not supported yet", u);
+        if (u.arg_as<ParamArg>().addrspace == AddrSpace::ALU) fail("kernel variables are not supported yet", u);
         return;
       default: break;
     }

@@ -5,7 +5,9 @@
 //  - every value is placed in the innermost open loop it depends on, so loop-invariant work is hoisted out;
 //  - top-level LOOP ranges are marked split: the renderer divides them across CPU cores (compiler/cpu_kernel_abi.h);
 //  - an output may be END(GROUP(STORE...), ranges...) (compiler/expander.h): its stores share one loop nest, and
-//    REDUCEs over the same ranges at the same depth share one loop, each with its own accumulator.
+//    REDUCEs over the same ranges at the same depth share one loop, each with its own accumulator;
+//  - a load may read a local buffer through AFTER(PARAM(LOCAL), BARRIER(STOREs)) (compiler/gpu/group_reduce.h): the
+//    STOREs and then the BARRIER are placed before the load, at the depth their values need.
 #pragma once
 #include <vector>
 
@@ -20,6 +22,7 @@ enum class StatementKind : uint8_t {
   ACC_INIT,    // u: a REDUCE; its accumulator starts at the identity of its op
   ACC_UPDATE,  // u: a REDUCE; its accumulator is combined with the value of u.src(0)
   STORE,       // u: a STORE, in the innermost open loop
+  BARRIER,     // u: a BARRIER; every thread of the block has done the STOREs before it (its sources) when it passes
 };
 
 struct Statement {

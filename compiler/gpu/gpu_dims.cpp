@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/gpu/group_reduce.h"
 #include "ir/graph_rewrite.h"
 #include "ir/printer.h"
 
@@ -71,8 +72,16 @@ GpuKernel lower_for_gpu(const UOp& sink, const GpuTarget& target, const GpuDimsO
     dim_size[dim_of[i]] *= sizes[i];
   }
 
+  // A grouped kernel (compiler/gpu/group_reduce.h): its lanes are the block's x threads, and its outputs get one
+  // block each.
+  const UOp lane = group_lane_range(sink);
+  const int64_t lanes = lane ? const_size(lane) : 1;
+  if (lanes > std::min(target.max_threads_per_block, target.max_local[0]))
+    throw std::invalid_argument("lower_for_gpu: " + std::to_string(lanes) + " lanes of a grouped reduce exceed " + target.arch +
+                                "'s " + std::to_string(std::min(target.max_threads_per_block, target.max_local[0])) + " threads per block");
+
   GpuKernel k;
-  int64_t budget = std::min(options.max_threads, target.max_threads_per_block);
+  int64_t budget = lane ? 1 : std::min(options.max_threads, target.max_threads_per_block);
   for (size_t d = 0; d < dims; d++) {
     int64_t l = std::max<int64_t>(1, std::min({dim_size[d], budget, target.max_local[d]}));
     k.local_size[d] = l;
@@ -109,6 +118,14 @@ GpuKernel lower_for_gpu(const UOp& sink, const GpuTarget& target, const GpuDimsO
     if (inner[d] * sizes[i] != dim_size[d]) v = v.floormod(index_const(sizes[i]));
     inner[d] *= sizes[i];
     value_of[loops[i].get()] = v;
+  }
+
+  if (lane) {
+    k.local_size[0] = lanes;
+    UOp lidx = special("lidx0", lanes);
+    value_of[lane.get()] = lidx;
+    UOp first = lidx.eq(index_const(0));  // one lane stores the block's result
+    gate = gate ? (gate & first) : first;
   }
 
   // Loops replaced by their values; outputs lose their loops, and their stores get the gate.

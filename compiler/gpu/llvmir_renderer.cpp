@@ -213,10 +213,21 @@ class LlvmRenderer {
     std::vector<Statement> statements = linearize(sink);
     std::map<int64_t, UOp> params;
     std::vector<UOp> specials;
+    std::string globals;
     for (const UOp& u : sink.toposort()) {
+      if (u.op() == Ops::PARAM && u.arg_as<ParamArg>().addrspace == AddrSpace::LOCAL) {
+        const ParamArg& p = u.arg_as<ParamArg>();
+        std::string g = "@" + name + "_db_local" + std::to_string(p.slot), lp = "ptr addrspace(" + std::to_string(target_.local_addrspace) + ")";
+        std::string array = "[" + std::to_string(p.vmax + 1) + " x " + mem_type(u.dtype()) + "]";
+        // LDS takes no initializer but undef (AMDGPUUsage "Address Spaces")
+        globals += g + " = " + (target_.local_internal ? "internal " : "") + "addrspace(" + std::to_string(target_.local_addrspace) +
+                   ") global " + array + (target_.local_internal ? " undef" : " zeroinitializer") + ", align 16\n";
+        names_[u.get()] = {g, lp, u.dtype()};
+        continue;
+      }
       if (u.op() == Ops::PARAM) {
         const ParamArg& p = u.arg_as<ParamArg>();
-        if (p.addrspace != AddrSpace::GLOBAL) fail("only global buffer parameters are supported", u);
+        if (p.addrspace != AddrSpace::GLOBAL) fail("only global and local buffers are supported", u);
         if (p.slot < 0 || p.slot > 4096) fail("buffer slot out of range", u);
         params.emplace(p.slot, u);
       } else if (u.op() == Ops::SPECIAL) {
@@ -255,6 +266,7 @@ class LlvmRenderer {
     out += "; doorbell kernel " + name + ": global_size " + dims(k.global_size) + ", local_size " + dims(k.local_size) + "\n";
     out += "target datalayout = \"" + target_.datalayout + "\"\n";
     out += "target triple = \"" + target_.triple + "\"\n\n";
+    if (!globals.empty()) out += globals + "\n";
     out += "define " + target_.calling_convention + " void @" + name + "(" + sig + ") #0 {\nentry:\n";
     out += allocas_ + entry + body_ + "}\n";
     if (uses_half_helpers_) out += kHalfHelpers;
@@ -526,11 +538,21 @@ class LlvmRenderer {
     return conv({r, wt, out}, t);
   }
 
-  std::string gep(const UOp& index) {
-    const UOp& buf = index.src(0);
+  // The element's pointer and its type (global or local address space) for INDEX(PARAM or AFTER(PARAM, BARRIER), i).
+  std::pair<std::string, std::string> gep(const UOp& index) {
+    const UOp& buf = index.src(0).op() == Ops::AFTER ? index.src(0).src(0) : index.src(0);
     V idx = value(index.src(1));
     if (!is_int_type(idx.t)) fail("an index must be an integer", index);
-    return def("getelementptr inbounds " + mem_type(buf.dtype()) + ", " + ptr_type_ + " " + value(buf).s + ", " + idx.t + " " + idx.s);
+    V base = value(buf);
+    return {def("getelementptr inbounds " + mem_type(buf.dtype()) + ", " + base.t + " " + base.s + ", " + idx.t + " " + idx.s), base.t};
+  }
+
+  void barrier() {
+    if (target_.barrier_function.empty()) throw std::invalid_argument("render_llvm_ir: the target has no barrier function for a BARRIER");
+    if (target_.barrier_fences) line("fence syncscope(\"workgroup\") release");
+    line("call void @" + target_.barrier_function + "()");
+    if (target_.barrier_fences) line("fence syncscope(\"workgroup\") acquire");
+    declares_.insert("declare void @" + target_.barrier_function + "()");
   }
 
   void load(const UOp& u) {
@@ -538,8 +560,8 @@ class LlvmRenderer {
     DType d = index.src(0).dtype();
     std::string t = reg_type(u), mt = mem_type(d);
     auto do_load = [&]() {
-      std::string p = gep(index);
-      std::string raw = def("load " + mt + ", " + ptr_type_ + " " + p + ", align " + std::to_string(mem_align(d)));
+      auto [p, pt] = gep(index);
+      std::string raw = def("load " + mt + ", " + pt + " " + p + ", align " + std::to_string(mem_align(d)));
       return from_bits(d, t, raw, mt);
     };
     if (index.src().size() == 3) {  // a false gate reads 0 without touching memory
@@ -573,8 +595,8 @@ class LlvmRenderer {
     if (is_half(d)) bits = call_helper(d.scalar_type == ScalarType::Float16 ? "db_f2h" : "db_f2bf", "i16", "float", conv(v, "float"));
     else if (d.is_bool()) bits = def("zext i1 " + conv(v, "i1") + " to i8");
     else bits = conv(v, mt);
-    std::string p = gep(index);
-    line("store " + mt + " " + bits + ", " + ptr_type_ + " " + p + ", align " + std::to_string(mem_align(d)));
+    auto [p, pt] = gep(index);
+    line("store " + mt + " " + bits + ", " + pt + " " + p + ", align " + std::to_string(mem_align(d)));
     if (!id.empty()) {
       line("br label %store" + id + "_done");
       label("store" + id + "_done");
@@ -643,6 +665,7 @@ class LlvmRenderer {
         return;
       }
       case StatementKind::STORE: return store(u);
+      case StatementKind::BARRIER: return barrier();
     }
   }
 
@@ -672,6 +695,10 @@ LlvmIrTarget amdgpu_llvm_target(const GpuTarget& t) {
   r.calling_convention = "amdgpu_kernel";
   r.global_addrspace = 1;  // AMDGPUUsage "Address Spaces": global 1, private 5
   r.alloca_addrspace = 5;
+  r.local_addrspace = 3;  // LDS
+  r.local_internal = true;
+  r.barrier_function = "llvm.amdgcn.s.barrier";
+  r.barrier_fences = true;
   r.group_id_intrinsic = "llvm.amdgcn.workgroup.id";
   r.local_id_intrinsic = "llvm.amdgcn.workitem.id";
   // Whole blocks only (lower_for_gpu), and no COV5 hidden kernargs: the kernels read nothing through the implicit

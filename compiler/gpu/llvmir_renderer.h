@@ -32,6 +32,11 @@ struct LlvmIrTarget {
   std::string calling_convention;   // "amdgpu_kernel"
   int global_addrspace = 0;         // address space of buffer pointers (AMDGPU: 1, global)
   int alloca_addrspace = 0;         // address space of allocas (AMDGPU: 5, private)
+  int local_addrspace = 0;          // address space of a block's shared (local) buffers (AMDGPU: 3, LDS)
+  bool local_internal = false;      // local buffers as internal globals (AMDGPU); external ones let a CPU harness
+                                    // see them, so the optimizer cannot move their loads across its barrier call
+  std::string barrier_function;     // called where every thread of a block waits ("llvm.amdgcn.s.barrier")
+  bool barrier_fences = false;      // wrap the call in workgroup release/acquire fences (AMDGPU's __syncthreads)
   std::string group_id_intrinsic;   // with ".x"/".y"/".z" appended: the block (work-group) index
   std::string local_id_intrinsic;   // the thread (work-item) index in the block
   std::string extra_function_attributes;  // added to the kernel's attribute group
@@ -41,7 +46,8 @@ struct LlvmIrTarget {
 LlvmIrTarget amdgpu_llvm_target(const GpuTarget& t);
 
 // The kernel as an LLVM module with one kernel function named `name`, taking one pointer per buffer slot
-// (data0, data1, ...). Throws std::invalid_argument naming the node when an op or dtype cannot be rendered.
+// (data0, data1, ...); each local buffer (compiler/gpu/group_reduce.h) is a global @<name>_db_local<slot> in
+// local_addrspace. Throws std::invalid_argument naming the node when an op or dtype cannot be rendered.
 std::string render_llvm_ir(const std::string& name, const GpuKernel& k, const GpuTarget& t);
 std::string render_llvm_ir(const std::string& name, const GpuKernel& k, const LlvmIrTarget& t);
 

@@ -9,7 +9,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/gpu/gpu_optimizer.h"
 #include "compiler/linearize.h"
+#include "compiler/optimizer.h"
 #include "compiler/transcendental.h"
 #include "ir/graph_rewrite.h"
 #include "ir/printer.h"
@@ -102,13 +104,23 @@ class PtxRenderer {
     bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
     for (char ch : name) ok &= std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '$';
     if (!ok) throw std::invalid_argument("render_ptx: kernel name '" + name + "' is not a PTX identifier (letters, digits, _ and $, not starting with a digit)");
-    std::map<int64_t, UOp> params;
+    std::map<int64_t, UOp> params, locals;
     for (const UOp& u : k_.sink.toposort()) {
       if (u.op() == Ops::PARAM) {
         const ParamArg& p = u.arg_as<ParamArg>();
-        if (p.addrspace != AddrSpace::GLOBAL) fail("only global buffers are kernel parameters", u);
-        params.emplace(p.slot, u);
+        if (p.addrspace == AddrSpace::LOCAL) locals.emplace(p.slot, u);
+        else if (p.addrspace != AddrSpace::GLOBAL) fail("only global and local buffers can be rendered", u);
+        else params.emplace(p.slot, u);
       }
+    }
+    // Local buffers: one .shared array each, addressed like a global buffer through its base in the shared window.
+    std::string shared_decls;
+    for (const auto& [slot, p] : locals) {
+      std::string name = "db_local" + std::to_string(slot), base = reg(Kind::B64);
+      int64_t bytes = (p.arg_as<ParamArg>().vmax + 1) * p.dtype().itemsize();
+      shared_decls += "\t.shared .align 16 .b8 " + name + "[" + std::to_string(bytes) + "];\n";
+      entry_.push_back("mov.u64 " + base + ", " + name);
+      names_[p.get()] = base;
     }
     int64_t slots = params.empty() ? 0 : params.rbegin()->first + 1;
     for (const auto& [slot, p] : params) {
@@ -130,7 +142,7 @@ class PtxRenderer {
     static const char* kPrefix[] = {"%p", "%h", "%r", "%rd", "%f", "%fd"};
     for (int i = 0; i < 6; i++)
       if (counts_[i]) out += "\t.reg " + std::string(kDecl[i]) + " \t" + kPrefix[i] + "<" + std::to_string(counts_[i] + 1) + ">;\n";
-    out += "\n";
+    out += shared_decls + "\n";
     for (const std::string& l : entry_) out += "\t" + l + ";\n";
     for (const std::string& l : body_) out += (l.back() == ':' ? l : "\t" + l + ";") + "\n";
     out += "\tret;\n}\n";
@@ -532,9 +544,15 @@ class PtxRenderer {
     ins(kMov[static_cast<int>(k)] + dst + ", " + src);
   }
 
-  // The global address of INDEX(PARAM, idx): base + idx * itemsize.
+  // The state space of INDEX(PARAM, ...) or INDEX(AFTER(PARAM(LOCAL), BARRIER), ...): "global" or "shared".
+  static std::string space(const UOp& index) {
+    const UOp& buf = index.src(0).op() == Ops::AFTER ? index.src(0).src(0) : index.src(0);
+    return buf.arg_as<ParamArg>().addrspace == AddrSpace::LOCAL ? "shared" : "global";
+  }
+
+  // The address of INDEX(buffer, idx) in its state space: base + idx * itemsize.
   std::string address(const UOp& index) {
-    const UOp& buf = index.src(0);
+    const UOp& buf = index.src(0).op() == Ops::AFTER ? index.src(0).src(0) : index.src(0);
     std::string idx = val(index.src(1));
     DType id = index.src(1).dtype();
     if (!id.is_int()) fail("an index must be an integer", index);
@@ -556,13 +574,13 @@ class PtxRenderer {
   std::string load(const UOp& u) {
     const UOp& index = u.src(0);
     DType d = index.src(0).dtype();
-    std::string addr = address(index), mt = mem_type(d, u);
+    std::string addr = address(index), mt = mem_type(d, u), sp = space(index);
     std::string gate = index.src().size() == 3 ? val(index.src(2)) : "";
     std::string pre = gate.empty() ? "" : "@" + gate + " ";
     if (is_half(d)) {  // 16 bits into a b16 register, widened to float32
       std::string h = reg(Kind::B16), r = reg(Kind::F32);
       if (!gate.empty()) ins("mov.b16 " + h + ", 0");
-      ins(pre + "ld.global.b16 " + h + ", [" + addr + "]");
+      ins(pre + "ld." + sp + ".b16 " + h + ", [" + addr + "]");
       if (d.scalar_type == ScalarType::Float16) {
         ins("cvt.f32.f16 " + r + ", " + h);
       } else {
@@ -576,7 +594,7 @@ class PtxRenderer {
     if (d.is_bool()) {
       std::string w = reg(Kind::B32), p = reg(Kind::Pred);
       if (!gate.empty()) ins("mov.b32 " + w + ", 0");
-      ins(pre + "ld.global.u8 " + w + ", [" + addr + "]");
+      ins(pre + "ld." + sp + ".u8 " + w + ", [" + addr + "]");
       ins("setp.ne.u32 " + p + ", " + w + ", 0");
       return p;
     }
@@ -584,7 +602,7 @@ class PtxRenderer {
     std::string r = reg(k);
     if (!gate.empty()) ins(std::string(k == Kind::F32 ? "mov.f32 " : k == Kind::F64 ? "mov.f64 " : k == Kind::B32 ? "mov.b32 " : "mov.b64 ") + r + ", " +
                           (k == Kind::F32 ? f32_literal(0) : k == Kind::F64 ? f64_literal(0) : "0"));
-    ins(pre + "ld.global." + mt + " " + r + ", [" + addr + "]");
+    ins(pre + "ld." + sp + "." + mt + " " + r + ", [" + addr + "]");
     return r;
   }
 
@@ -603,7 +621,7 @@ class PtxRenderer {
       ins("selp.u32 " + w + ", 1, 0, " + v);
       v = w;
     }
-    ins(pre + "st.global." + mt + " [" + addr + "], " + v);
+    ins(pre + "st." + space(index) + "." + mt + " [" + addr + "], " + v);
   }
 
   std::string reduce_identity(Ops op, DType d) {
@@ -672,6 +690,7 @@ class PtxRenderer {
         return;
       }
       case StatementKind::STORE: store(u); return;
+      case StatementKind::BARRIER: ins("bar.sync 0"); return;  // barrier 0 with every thread of the block
     }
   }
 
@@ -687,7 +706,7 @@ class PtxRenderer {
 }  // namespace
 
 GpuKernel prepare_gpu_kernel(const UOp& sink, const GpuTarget& target, const GpuDimsOptions& options) {
-  GpuKernel k = lower_for_gpu(sink, target, options);
+  GpuKernel k = optimize_for_gpu(sink, target, {.optimize = !noopt_enabled(), .dims = options});
   k.sink = decompose_transcendentals(decompose_pow(k.sink));
   return k;
 }

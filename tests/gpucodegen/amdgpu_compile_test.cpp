@@ -17,6 +17,7 @@
 
 #include "compiler/c_renderer.h"
 #include "compiler/gpu/amd_code_object.h"
+#include "compiler/gpu/gpu_optimizer.h"
 #include "compiler/gpu/llvmir_renderer.h"
 #include "tests/gpucodegen/amdgpu_corpus.h"
 #if DOORBELL_HAVE_LLVM
@@ -180,7 +181,30 @@ TEST(AmdgpuCompile, AccumulatorsAndLoopCountersLiveInRegistersNotScratch) {
     EXPECT_EQ(kd.private_segment_fixed_size, 0u) << b.arch << " " << b.name;
     EXPECT_FALSE(kd.enable_private_segment()) << b.arch;
     EXPECT_FALSE(kd.uses_dynamic_stack()) << b.arch;
-    EXPECT_EQ(kd.group_segment_fixed_size, 0u) << "no LDS is used yet";
+    EXPECT_EQ(kd.group_segment_fixed_size, 0u) << "the samples are not grouped: no LDS";
+  }
+}
+
+TEST(AmdgpuCompile, GroupedReduceUsesLdsOfItsLanesAndAWorkGroupOfThem) {
+  // Two reduces (max, then sum of exponentials) over 500 columns of 4 rows: 256 lanes, one float32 LDS array each.
+  for (const UOp& sink : amdgpu_test::kernels_of({E({4, 500}).softmax(-1)})) {
+    for (const char* arch : {"gfx1100", "gfx942"}) {
+      GpuKernel k = optimize_for_gpu(sink, gpu_target(arch));
+      int64_t lds = 0;
+      for (const UOp& u : k.sink.toposort())
+        if (u.op() == Ops::PARAM && u.arg_as<ParamArg>().addrspace == AddrSpace::LOCAL) lds += (u.arg_as<ParamArg>().vmax + 1) * 4;
+      std::string name = c_kernel_name(sink);
+      std::string ir = render_llvm_ir(name, k, gpu_target(arch));
+      AmdgpuCompiled c = compile_amdgpu(ir, arch, {});
+      AmdCodeObject co = read_amd_code_object(c.object);
+      EXPECT_EQ(co.kernel(name).kd.group_segment_fixed_size, static_cast<uint32_t>(lds)) << arch << "\n" << ir;
+      const MsgPack* md = co.kernel_metadata(name);
+      ASSERT_NE(md, nullptr);
+      EXPECT_EQ(md->find(".group_segment_fixed_size")->as_int(), lds) << arch;
+      if (lds) {
+        EXPECT_EQ(md->find(".max_flat_workgroup_size")->as_int(), k.local_size[0]) << arch;
+      }
+    }
   }
 }
 

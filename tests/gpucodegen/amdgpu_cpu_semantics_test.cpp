@@ -16,6 +16,7 @@
 
 #include "compiler/c_renderer.h"
 #include "compiler/cpu/clang_compiler.h"
+#include "compiler/gpu/gpu_optimizer.h"
 #include "compiler/gpu/llvmir_renderer.h"
 #include "frontend/tensor.h"
 #include "hcq/host_buffers.h"
@@ -28,6 +29,8 @@ namespace {
 // grid. One harness and every kernel of a program compile in one clang run.
 constexpr const char* kHarnessPrelude = R"C(
 #include <stdint.h>
+#include <stdlib.h>
+#include <ucontext.h>
 static int32_t db_g[3], db_l[3];
 int32_t db_gx(void) __asm__("doorbell.gid.x"); int32_t db_gx(void) { return db_g[0]; }
 int32_t db_gy(void) __asm__("doorbell.gid.y"); int32_t db_gy(void) { return db_g[1]; }
@@ -35,23 +38,76 @@ int32_t db_gz(void) __asm__("doorbell.gid.z"); int32_t db_gz(void) { return db_g
 int32_t db_lx(void) __asm__("doorbell.lid.x"); int32_t db_lx(void) { return db_l[0]; }
 int32_t db_ly(void) __asm__("doorbell.lid.y"); int32_t db_ly(void) { return db_l[1]; }
 int32_t db_lz(void) __asm__("doorbell.lid.z"); int32_t db_lz(void) { return db_l[2]; }
+static void** db_b;
+static int db_n;
+#define DB_CALL(KERNEL)                                                                                             \
+  switch (db_n) {                                                                                                   \
+    case 1: KERNEL(db_b[0]); break;                                                                                 \
+    case 2: KERNEL(db_b[0], db_b[1]); break;                                                                        \
+    case 3: KERNEL(db_b[0], db_b[1], db_b[2]); break;                                                               \
+    case 4: KERNEL(db_b[0], db_b[1], db_b[2], db_b[3]); break;                                                      \
+    case 5: KERNEL(db_b[0], db_b[1], db_b[2], db_b[3], db_b[4]); break;                                             \
+    case 6: KERNEL(db_b[0], db_b[1], db_b[2], db_b[3], db_b[4], db_b[5]); break;                                    \
+  }
+static void db_set_ids(int64_t gx, int64_t gy, int64_t gz, int64_t t, const int64_t* ls) {
+  db_g[0] = gx; db_g[1] = gy; db_g[2] = gz;
+  db_l[0] = t % ls[0]; db_l[1] = t / ls[0] % ls[1]; db_l[2] = t / (ls[0] * ls[1]);
+}
+/* Kernels without barriers: every thread of the grid in turn. */
 #define DB_RUN(KERNEL)                                                                                              \
   void KERNEL();                                                                                                    \
   int db_run_##KERNEL(void** b, int n, const int64_t* gs, const int64_t* ls) {                                      \
+    if (n < 1 || n > 6) return -1;                                                                                  \
+    db_b = b; db_n = n;                                                                                             \
     for (int64_t gz = 0; gz < gs[2]; gz++) for (int64_t gy = 0; gy < gs[1]; gy++) for (int64_t gx = 0; gx < gs[0]; gx++) \
-    for (int64_t lz = 0; lz < ls[2]; lz++) for (int64_t ly = 0; ly < ls[1]; ly++) for (int64_t lx = 0; lx < ls[0]; lx++) { \
-      db_g[0] = gx; db_g[1] = gy; db_g[2] = gz; db_l[0] = lx; db_l[1] = ly; db_l[2] = lz;                            \
-      switch (n) {                                                                                                  \
-        case 1: KERNEL(b[0]); break;                                                                                \
-        case 2: KERNEL(b[0], b[1]); break;                                                                          \
-        case 3: KERNEL(b[0], b[1], b[2]); break;                                                                    \
-        case 4: KERNEL(b[0], b[1], b[2], b[3]); break;                                                              \
-        case 5: KERNEL(b[0], b[1], b[2], b[3], b[4]); break;                                                        \
-        case 6: KERNEL(b[0], b[1], b[2], b[3], b[4], b[5]); break;                                                  \
-        default: return -1;                                                                                         \
-      }                                                                                                             \
-    }                                                                                                               \
+    for (int64_t t = 0; t < ls[0] * ls[1] * ls[2]; t++) { db_set_ids(gx, gy, gz, t, ls); DB_CALL(KERNEL) }          \
     return 0;                                                                                                       \
+  }
+/* Kernels with barriers: each thread of a block is a ucontext fiber; doorbell.barrier switches back to the block's
+   scheduler, which resumes the threads in turn once all of them wait. A thread that returns while others wait at a
+   barrier would hang a GPU: the run fails with -2. */
+enum { kDbMaxThreads = 1024, kDbStack = 64 * 1024 };
+static ucontext_t db_sched, db_ctx[kDbMaxThreads];
+static int db_state[kDbMaxThreads];  /* 0 runnable, 1 waiting at the barrier, 2 returned */
+static int db_cur;
+static char* db_stacks;
+void db_barrier(void) __asm__("doorbell.barrier");
+void db_barrier(void) { db_state[db_cur] = 1; swapcontext(&db_ctx[db_cur], &db_sched); }
+static int db_run_blocks(void (*entry)(void), void** b, int n, const int64_t* gs, const int64_t* ls) {
+  int64_t threads = ls[0] * ls[1] * ls[2];
+  if (n < 1 || n > 6 || threads > kDbMaxThreads) return -1;
+  if (!db_stacks && !(db_stacks = malloc((size_t)kDbMaxThreads * kDbStack))) return -3;
+  db_b = b; db_n = n;
+  for (int64_t gz = 0; gz < gs[2]; gz++) for (int64_t gy = 0; gy < gs[1]; gy++) for (int64_t gx = 0; gx < gs[0]; gx++) {
+    for (int64_t t = 0; t < threads; t++) {
+      db_state[t] = 0;
+      getcontext(&db_ctx[t]);
+      db_ctx[t].uc_stack.ss_sp = db_stacks + t * kDbStack;
+      db_ctx[t].uc_stack.ss_size = kDbStack;
+      db_ctx[t].uc_link = &db_sched;
+      makecontext(&db_ctx[t], entry, 0);
+    }
+    for (;;) {
+      int waiting = 0, returned = 0;
+      for (int64_t t = 0; t < threads; t++) {
+        if (db_state[t] == 2) { returned++; continue; }
+        db_state[t] = 0;
+        db_cur = (int)t;
+        db_set_ids(gx, gy, gz, t, ls);
+        swapcontext(&db_sched, &db_ctx[t]);
+        if (db_state[t] == 1) waiting++; else returned++;
+      }
+      if (!waiting) break;
+      if (returned) return -2;
+    }
+  }
+  return 0;
+}
+#define DB_RUN_WITH_BARRIERS(KERNEL)                                                                                 \
+  void KERNEL();                                                                                                    \
+  static void db_entry_##KERNEL(void) { DB_CALL(KERNEL) db_state[db_cur] = 2; }                                     \
+  int db_run_##KERNEL(void** b, int n, const int64_t* gs, const int64_t* ls) {                                      \
+    return db_run_blocks(db_entry_##KERNEL, b, n, gs, ls);                                                          \
   }
 )C";
 
@@ -61,6 +117,7 @@ LlvmIrTarget x86_target() {
   t.datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128";
   t.group_id_intrinsic = "doorbell.gid";
   t.local_id_intrinsic = "doorbell.lid";
+  t.barrier_function = "doorbell.barrier";  // the harness's fiber switch
   return t;
 }
 
@@ -79,7 +136,8 @@ class CpuKernels {
     std::filesystem::create_directories(dir_);
     std::string harness = kHarnessPrelude, inputs;
     for (size_t i = 0; i < kernels.size(); i++) {
-      harness += "DB_RUN(" + kernels[i].first + ")\n";
+      bool barriers = kernels[i].second.find("@doorbell.barrier") != std::string::npos;
+      harness += (barriers ? "DB_RUN_WITH_BARRIERS(" : "DB_RUN(") + kernels[i].first + ")\n";
       std::filesystem::path ll = dir_ / ("k" + std::to_string(i) + ".ll");
       std::ofstream(ll) << kernels[i].second;
       inputs += " " + ll.string();
@@ -117,13 +175,15 @@ class CpuKernels {
 
 // Every kernel of the program: the interpreter's result, then the rendered IR's on the same inputs. All kernels are
 // rendered and compiled first (one clang run), then run in schedule order, each on the reference's inputs.
-void expect_same_as_interpreter(const std::vector<Tensor>& outs, bool exact, const char* arch = "gfx1100") {
+// With `optimized`, kernels go through the GPU optimizer (grouped reductions, upcasts) instead of lower_for_gpu alone.
+void expect_same_as_interpreter(const std::vector<Tensor>& outs, bool exact, const char* arch = "gfx1100",
+                                bool optimized = false) {
   UOp linear = Tensor::schedule_linear(outs);
   std::vector<std::pair<std::string, std::string>> irs;
   std::vector<GpuKernel> lowered;
   for (const UOp& call : linear.src()) {
     if (call.src(0).op() != Ops::SINK) continue;
-    lowered.push_back(lower_for_gpu(call.src(0), gpu_target(arch)));
+    lowered.push_back(optimized ? optimize_for_gpu(call.src(0), gpu_target(arch)) : lower_for_gpu(call.src(0), gpu_target(arch)));
     std::string name = c_kernel_name(call.src(0));
     irs.emplace_back(name, render_llvm_ir(name, lowered.back(), x86_target()));
   }
@@ -257,6 +317,30 @@ TEST(AmdgpuLlvmIrOnCpu, TranscendentalsSoftmaxAndPowAreWithinTolerance) {
   expect_same_as_interpreter({base.pow(e)}, false);
   Tensor neg = (Tensor::rand({64}) * -3 - 0.5).realize();
   expect_same_as_interpreter({neg.pow(3.0), neg.pow(2.0)}, false);
+}
+
+// Grouped reductions (compiler/gpu/group_reduce.h): lanes of a block, a local buffer and a barrier. Integer-valued
+// floats sum exactly in any order, so those compare bit for bit like the integer, bool and max reductions.
+TEST(AmdgpuLlvmIrOnCpu, GroupedReductionsThroughLocalMemoryAndBarriersMatchTheInterpreter) {
+  Tensor::manual_seed(6);
+  Tensor f = Tensor::randint({1000}, -50, 50).cast(dtypes::float32).realize();
+  Tensor odd = Tensor::randn({70001}).realize();  // 70001 = 273 * 256 + 113: the last lanes combine the identity
+  Tensor rows = Tensor::randint({13, 1000}, -9, 9).realize();
+  Tensor b = Tensor::randint({300}, -5, 5).realize();
+  expect_same_as_interpreter({f.sum(), f.max(), (-f).max()}, true, "gfx1100", true);
+  expect_same_as_interpreter({odd.max(), (-odd).max()}, true, "gfx1100", true);
+  expect_same_as_interpreter({rows.sum(1), rows.max(1), rows.sum(0)}, true, "gfx1100", true);
+  expect_same_as_interpreter({rows.reshape({13, 50, 20}).sum()}, true, "gfx1100", true);  // two ranges flattened
+  expect_same_as_interpreter({b.gt(0).any(), b.lt(3).all(), b.cast(dtypes::int64).prod()}, true, "gfx1100", true);
+  expect_same_as_interpreter({f.cast(dtypes::float16).sum(), f.cast(dtypes::int8).sum()}, true, "gfx942", true);
+}
+
+TEST(AmdgpuLlvmIrOnCpu, GroupedFloatSumsSoftmaxAndMeanAreWithinTolerance) {
+  Tensor::manual_seed(7);
+  Tensor x = Tensor::randn({70001}).realize(), m = Tensor::randn({7, 333}).realize();
+  expect_same_as_interpreter({x.sum(), x.mean()}, false, "gfx1100", true);
+  expect_same_as_interpreter({m.softmax(-1), m.sum(1), m.sum(0)}, false, "gfx1100", true);
+  expect_same_as_interpreter({m.matmul(m.transpose()), (m * m).sum(1).sqrt()}, false, "gfx942", true);
 }
 
 }  // namespace

@@ -9,10 +9,12 @@
 #include <cstdio>
 #include <mutex>
 
+#include "compiler/gpu/gpu_optimizer.h"
 #include "compiler/program.h"
 #include "ptx_corpus_util.h"
 #if DOORBELL_HAVE_LLVM
 #include "compiler/gpu/amd_code_object.h"
+#include "compiler/gpu/gpu_optimizer.h"
 #include "compiler/gpu/llvm/amdgpu_compiler.h"
 #include "compiler/gpu/llvmir_renderer.h"
 #endif
@@ -61,7 +63,7 @@ bool compile_amdgpu_for(const std::vector<UOp>& kernels) {
       std::string name = c_kernel_name(sink);
       try {
         // Relocatable objects: linking each with ld.lld would quadruple the time; the corpus tests link theirs.
-        AmdgpuCompiled c = compile_amdgpu(render_llvm_ir(name, lower_for_gpu(sink, t), t), arch, {.link = false});
+        AmdgpuCompiled c = compile_amdgpu(render_llvm_ir(name, optimize_for_gpu(sink, t), t), arch, {.link = false});
         if (!read_amd_code_object(c.object).kernel(name).entry_in_text) throw std::runtime_error("entry not in .text");
         compiled++;
       } catch (const std::exception& e) {
@@ -96,6 +98,9 @@ int main(int argc, char** argv) {
 #if !DOORBELL_HAVE_LLVM
   if (!ptxas_available()) return 77;
 #endif
+  int grouped = 0;
+  for (const UOp& k : kernels) grouped += group_lanes_for(k, gpu_target("sm_90")) > 0;
+  std::printf("op conformance: %zu kernels, %d with grouped reduces (local memory and a barrier)\n", kernels.size(), grouped);
   bool ok = assemble_ptx_for(kernels);
   ok &= compile_amdgpu_for(kernels);
   return ok ? 0 : 1;

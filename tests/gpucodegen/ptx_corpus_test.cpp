@@ -6,6 +6,7 @@
 
 #include "../scheduler/fusion_corpus_cases.h"
 #include "amdgpu_corpus.h"
+#include "compiler/optimizer.h"
 #include "ptx_corpus_util.h"
 
 namespace doorbell {
@@ -22,12 +23,18 @@ TEST(PtxCorpus, EveryFusionCorpusKernelAssemblesForSm90AndSm80) {
   if (!ptxas_available()) GTEST_SKIP() << "ptxas not found on PATH or in /usr/local/cuda/bin: PTX is not assembled";
   ptx_corpus::KernelSet set = fusion_corpus_kernels();
   ASSERT_GE(set.kernels().size(), 30u);
-  for (const char* arch : {"sm_90", "sm_80"}) {
-    ptx_corpus::Outcome o = ptx_corpus::assemble_all(set.kernels(), arch);
-    std::printf("fusion corpus, %s: %d of %zu kernels assembled (ptxas %.0f ms)\n", arch, o.assembled, set.kernels().size(), o.ptxas_ms);
-    EXPECT_EQ(o.assembled, static_cast<int>(set.kernels().size())) << arch;
-    for (const std::string& f : o.failures) ADD_FAILURE() << arch << ": " << f;
+  // Optimized (grouped reduces, upcasts: what runs) and with NOOPT=1 (launch dims only).
+  for (bool noopt : {false, true}) {
+    set_noopt(noopt);
+    for (const char* arch : {"sm_90", "sm_80"}) {
+      ptx_corpus::Outcome o = ptx_corpus::assemble_all(set.kernels(), arch);
+      std::printf("fusion corpus%s, %s: %d of %zu kernels assembled (ptxas %.0f ms)\n", noopt ? " (NOOPT)" : "", arch, o.assembled,
+                  set.kernels().size(), o.ptxas_ms);
+      EXPECT_EQ(o.assembled, static_cast<int>(set.kernels().size())) << arch;
+      for (const std::string& f : o.failures) ADD_FAILURE() << arch << ": " << f;
+    }
   }
+  set_noopt(false);
 }
 
 TEST(PtxCorpus, EveryDtypeAndCastProgramAssemblesForSm90) {

@@ -10,6 +10,7 @@
 
 #include "compiler/gpu/ptx_renderer.h"
 #include "compiler/gpu/ptxas.h"
+#include "compiler/optimizer.h"
 #include "frontend/tensor.h"
 
 namespace doorbell {
@@ -30,9 +31,12 @@ std::string read_text(const std::filesystem::path& p) {
   return s.str();
 }
 
-void expect_golden(const std::string& name, const Tensor& t) {
+// noopt: the kernel as NOOPT=1 renders it (launch dims only), else as the GPU optimizer makes it.
+void expect_golden(const std::string& name, const Tensor& t, bool noopt = false) {
   const GpuTarget& target = gpu_target("sm_90");
+  set_noopt(noopt);
   std::string ptx = render_ptx(name, prepare_gpu_kernel(only_kernel(t), target), target);
+  set_noopt(false);
   std::filesystem::path file = kGoldenDir / (name + ".ptx");
   if (const char* u = std::getenv("UPDATE_GOLDEN"); u && std::string(u) == "1") {
     std::ofstream(file, std::ios::binary) << ptx;
@@ -53,8 +57,12 @@ TEST(PtxGolden, GatedPadReadsZeroOutsideTheInput) {
   expect_golden("pad_gated", Tensor::empty({6}).pad({{2, 3}}) + 1);
 }
 
-TEST(PtxGolden, SumReductionIsALoopInsideEachThread) {
-  expect_golden("sum_reduce", Tensor::empty({8, 100}).sum(1));
+TEST(PtxGolden, SumReductionIsALoopInsideEachThreadWithoutOptimizations) {
+  expect_golden("sum_reduce", Tensor::empty({8, 100}).sum(1), /*noopt=*/true);
+}
+
+TEST(PtxGolden, GroupedSumSharesEachRowAmongLanesThroughSharedMemory) {
+  expect_golden("grouped_sum", Tensor::empty({8, 100}).sum(1));
 }
 
 TEST(PtxGolden, Float16MultiplyRoundsInFloat32) {
