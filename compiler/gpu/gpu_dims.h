@@ -4,7 +4,9 @@
 // lidx_d (thread index in the block) are SPECIAL nodes, L_d the local size and ceil(S / L_d) the global size.
 // More than 3 ranges are merged into the outermost dimension (z) first. Where L_d does not divide S, the extra
 // threads compute with r clamped to S - 1 (every load stays in bounds) and their stores are gated off.
-// REDUCE ranges stay loops inside a thread.
+// REDUCE ranges stay loops inside a thread. A grouped kernel (compiler/gpu/group_reduce.h) has a GROUP_REDUCE lane
+// range instead: its lanes are the block's x threads (lidx0), every output loop goes to the blocks (gidx, one output
+// per block), and every global store is gated to lane 0.
 //
 // The result is the kernel form the GPU renderers (PTX, LLVM IR) take:
 //  - SPECIAL(CONST bound), dtype weakint, arg "gidx0".."gidx2" / "lidx0".."lidx2", value in [0, bound);

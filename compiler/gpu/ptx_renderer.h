@@ -9,6 +9,10 @@
 //    cvt.rn.f16.f32 / cvt.rn.bf16.f32) after every op; float adds and muls carry .rn so ptxas never fuses them;
 //  - MAX of floats propagates NaN (db_maxf), comparisons follow C (!= is true for NaN);
 //  - bool is a predicate in registers and a byte (0/1) in memory; a gated load reads 0, a gated store is skipped;
+//  - the upcast copies of a load from a buffer the kernel does not store to become one ld.global.v4 / .v2 where the
+//    element index is a provable multiple of the vector width (buffers are assumed 16-byte aligned: NV allocations
+//    are 256-byte aligned);
+//  - local buffers (compiler/gpu/group_reduce.h) are .shared arrays, and a BARRIER is bar.sync 0;
 //  - float32 (and 16-bit) EXP2/LOG2/SIN arrive decomposed (compiler/transcendental.h, prepare_gpu_kernel);
 //    float32 POW is rewritten to exp2(y * log2|x|) with C pow's sign and special-value rules: the relative error
 //    is about |y * log2 x| float32 ULPs of the exponent, a few ULPs for moderate results (C computes pow in double).
