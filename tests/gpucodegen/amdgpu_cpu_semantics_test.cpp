@@ -71,6 +71,7 @@ static ucontext_t db_sched, db_ctx[kDbMaxThreads];
 static int db_state[kDbMaxThreads];  /* 0 runnable, 1 waiting at the barrier, 2 returned */
 static int db_cur;
 static char* db_stacks;
+__attribute__((destructor)) static void db_free_stacks(void) { free(db_stacks); }  /* at dlclose */
 void db_barrier(void) __asm__("doorbell.barrier");
 void db_barrier(void) { db_state[db_cur] = 1; swapcontext(&db_ctx[db_cur], &db_sched); }
 static int db_run_blocks(void (*entry)(void), void** b, int n, const int64_t* gs, const int64_t* ls) {

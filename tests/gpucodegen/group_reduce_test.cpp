@@ -124,7 +124,8 @@ TEST(GroupReduce, PtxHasASharedArrayAndABarrierAndPtxasReportsBoth) {
     const PtxasFunctionReport& f = r.report.functions.at("grouped_sum");
     EXPECT_EQ(f.barriers, 1) << arch;
     EXPECT_EQ(f.shared_bytes, 1024) << arch;
-    const CubinKernel& c = read_cubin(r.cubin).kernel("grouped_sum");
+    const Cubin cubin = read_cubin(r.cubin);  // held: kernel() returns a reference into it
+    const CubinKernel& c = cubin.kernel("grouped_sum");
     EXPECT_EQ(c.num_barriers, 1) << arch;
     EXPECT_EQ(c.shared_bytes, std::string(arch) == "sm_90" ? 2048u : 1024u) << arch << ": sm_90 reserves 1 KiB more";
   }
