@@ -1,0 +1,76 @@
+// Pure encoders for the NVIDIA commands an HCQ queue records: host semaphores (signal, wait), compute setup and
+// launch by QMD address, cache invalidation, and copy-engine copies and semaphores. Each returns the pushbuffer words
+// (headers and data) for one command; nothing here touches a device. Invalid input throws std::invalid_argument
+// naming the operand and what was expected. Class arguments pick address widths and are checked: channel classes
+// HOPPER_CHANNEL_GPFIFO_A / AMPERE_CHANNEL_GPFIFO_A, copy classes HOPPER_DMA_COPY_A / AMPERE_DMA_COPY_B, compute
+// classes HOPPER_COMPUTE_A / AMPERE_COMPUTE_B / ADA_COMPUTE_A.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "hcq/nv/nv_classes.h"
+
+namespace doorbell::nv {
+
+// ---- Host semaphores (subchannel 0; NVC86F_SEM_*) ----
+
+// Writes the 64-bit `value` at `address` once all earlier work is idle (RELEASE_WFI); with a timestamp, the
+// engine also writes the completion time at address + 8 (the Signal layout), so the address is 16-byte aligned;
+// without, 8-byte aligned. SEM_ADDR_HI holds 25 bits on C86F (57-bit VAs) and 8 on C56F (40-bit).
+std::vector<uint32_t> encode_semaphore_release(uint32_t channel_class, uint64_t address, uint64_t value,
+                                               bool with_timestamp);
+
+// Stalls the channel until the 64-bit value at `address` (8-byte aligned) is >= `value` in circular compare
+// (ACQ_CIRC_GEQ), yielding the timeslice to other TSGs while it waits (ACQUIRE_SWITCH_TSG).
+std::vector<uint32_t> encode_semaphore_acquire_geq(uint32_t channel_class, uint64_t address, uint64_t value);
+
+// NON_STALL_INTERRUPT: lets a host thread sleep on the channel's event instead of polling (tinygrad sends it after
+// every signal).
+std::vector<uint32_t> encode_non_stall_interrupt();
+
+// MEM_OP_A..D with MEMBAR_TYPE SYS_MEMBAR, OPERATION MEMBAR: a system-scope memory barrier from the host unit (as
+// UVM's membar_sys and nouveau's fence do).
+std::vector<uint32_t> encode_host_sys_membar();
+
+// ---- Compute (subchannel 1) ----
+
+// SET_OBJECT: binds `class_id` to `subchannel` (compute on 1, copy on 4); ENGINE_ID is left 0.
+std::vector<uint32_t> encode_set_object(uint32_t subchannel, uint32_t class_id);
+
+// Launches the QMD at `qmd_address` (256-byte aligned, below 2^40): SEND_PCAS_A = address >> 8, then
+// SEND_SIGNALING_PCAS2_B = `action` as an immediate. Hopper, Ampere and Ada take the same methods; NVK sends
+// PcasAction::kInvalidateCopySchedule on all of them, tinygrad kPrefetchSchedule on Ampere/Ada.
+std::vector<uint32_t> encode_compute_launch(uint64_t qmd_address, PcasAction action);
+
+// INVALIDATE_SHADER_CACHES_NO_WFI with INSTRUCTION, GLOBAL_DATA and CONSTANT (= 0x1011): what tinygrad sends as its
+// memory barrier so that the next kernel sees earlier kernels' and copies' writes through fresh L1/constant caches.
+std::vector<uint32_t> encode_invalidate_shader_caches();
+
+// The windows in the generic address space where shared and local memory appear (17-bit upper halves, so below
+// 2^49). tinygrad uses shared 0x729400000000 and local 0x729300000000.
+std::vector<uint32_t> encode_set_shader_memory_windows(uint64_t shared_window, uint64_t local_window);
+
+struct ShaderLocalMemory {
+  uint64_t address = 0;          // backing store VA (SET_SHADER_LOCAL_MEMORY_A/B; 57 bits on CBC0, 49 on C6C0..C9C0)
+  uint64_t size_per_tpc = 0;     // bytes per TPC (NON_THROTTLED_A/B; 40 bits); NVK keeps it a multiple of 0x8000
+  uint32_t max_sm_count = 0xff;  // NON_THROTTLED_C MAX_SM_COUNT (9 bits); NVK and tinygrad write 0xff
+};
+// SET_SHADER_LOCAL_MEMORY_A/B then SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A/B/C.
+std::vector<uint32_t> encode_set_shader_local_memory(uint32_t compute_class, const ShaderLocalMemory& memory);
+
+// ---- Copy engine (subchannel 4; NVC8B5_*) ----
+
+// A linear copy of `bytes` from `src` to `dst` (virtual addresses): OFFSET_IN/OUT, LINE_LENGTH_IN, LINE_COUNT 1,
+// then LAUNCH_DMA with DATA_TRANSFER_TYPE NON_PIPELINED, FLUSH_ENABLE, SRC/DST_MEMORY_LAYOUT PITCH, SRC/DST_TYPE
+// VIRTUAL and MULTI_LINE_ENABLE off (= 0x186). Copies above kMaxCopyChunk bytes are split into chunks (tinygrad's
+// 2^31). Zero bytes encode nothing.
+inline constexpr uint64_t kMaxCopyChunk = uint64_t{1} << 31;
+std::vector<uint32_t> encode_copy_linear(uint32_t copy_class, uint64_t dst, uint64_t src, uint64_t bytes);
+
+// SET_SEMAPHORE_A/B/PAYLOAD/PAYLOAD_UPPER, then LAUNCH_DMA with no transfer, FLUSH_ENABLE (FLUSH_TYPE SYS),
+// SEMAPHORE_PAYLOAD_SIZE TWO_WORD and SEMAPHORE_TYPE RELEASE_FOUR_WORD_SEMAPHORE (payload + timestamp at +8, 16-byte
+// aligned) or RELEASE_ONE_WORD_SEMAPHORE (the 64-bit payload alone, 8-byte aligned).
+std::vector<uint32_t> encode_copy_semaphore_release(uint32_t copy_class, uint64_t address, uint64_t value,
+                                                    bool with_timestamp);
+
+}  // namespace doorbell::nv

@@ -1,0 +1,238 @@
+#include "mockgpu/nv/mock_nv_driver.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "kernel-interface/nvidia/rm_ioctl.h"
+
+namespace doorbell::mockgpu::nv {
+
+using namespace kernel_interface::nvidia;
+
+namespace {
+constexpr std::size_t kPageSize = 0x1000;
+
+std::size_t page_align(std::size_t value) { return (value + kPageSize - 1) / kPageSize * kPageSize; }
+}  // namespace
+
+MockNvDriver::MockNvDriver(MockGpuConfig config)
+    : config_(std::move(config)),
+      rm_(config_, gpu_memory_),
+      uvm_(config_, rm_, gpu_memory_, [this](int fd) { return is_ctl_fd_locked(fd); }) {}
+
+MockNvDriver::~MockNvDriver() = default;
+
+std::string MockNvDriver::version_file_text() const {
+  const char* module = config_.open_kernel_module ? "NVIDIA UNIX Open Kernel Module for x86_64"
+                                                  : "NVIDIA UNIX x86_64 Kernel Module";
+  return std::string("NVRM version: ") + module + "  " + config_.driver_version +
+         "  Release Build  (doorbell-mockgpu)  \nGCC version:  gcc version 12.2.0 (doorbell mockgpu) \n";
+}
+
+bool MockNvDriver::is_ctl_fd_locked(int fd) const {
+  auto it = files_.find(fd);
+  return it != files_.end() && it->second.kind == FileKind::kControl;
+}
+
+int MockNvDriver::open(const std::string& path, int flags) {
+  (void)flags;
+  std::lock_guard lock(mutex_);
+  FileKind kind;
+  if (path == kNvidiaCtlPath) {
+    kind = FileKind::kControl;
+  } else if (path == kNvidia0Path) {
+    kind = FileKind::kDevice;
+  } else if (path == kNvidiaUvmPath) {
+    kind = FileKind::kUvm;
+  } else if (path == kNvidiaVersionPath) {
+    kind = FileKind::kVersionText;
+  } else {
+    return -ENOENT;
+  }
+  const int fd = next_fd_++;
+  OpenFile file;
+  file.kind = kind;
+  files_.emplace(fd, file);
+  if (kind == FileKind::kUvm) uvm_.open_fd(fd);
+  return fd;
+}
+
+int MockNvDriver::close(int fd) {
+  std::lock_guard lock(mutex_);
+  auto it = files_.find(fd);
+  if (it == files_.end()) return -EBADF;
+  if (it->second.kind == FileKind::kControl) rm_.free_clients_of_fd(fd);  // RM frees a closed fd's clients
+  if (it->second.kind == FileKind::kUvm) uvm_.close_fd(fd);
+  files_.erase(it);
+  return 0;
+}
+
+ssize_t MockNvDriver::read(int fd, void* buffer, std::size_t length) {
+  std::lock_guard lock(mutex_);
+  auto it = files_.find(fd);
+  if (it == files_.end()) return -EBADF;
+  if (it->second.kind != FileKind::kVersionText) return -EINVAL;
+  const std::string text = version_file_text();
+  const std::size_t position = std::min(it->second.read_position, text.size());
+  const std::size_t count = std::min(length, text.size() - position);
+  std::memcpy(buffer, text.data() + position, count);
+  it->second.read_position = position + count;
+  return static_cast<ssize_t>(count);
+}
+
+int MockNvDriver::ioctl(int fd, unsigned long request, void* arg) {
+  std::lock_guard lock(mutex_);
+  auto it = files_.find(fd);
+  if (it == files_.end()) return -EBADF;
+  switch (it->second.kind) {
+    case FileKind::kUvm: return uvm_.ioctl(fd, request, arg);
+    case FileKind::kControl:
+    case FileKind::kDevice: return rm_escape(fd, it->second, request, arg);
+    case FileKind::kVersionText: return -ENOTTY;
+  }
+  return -ENOTTY;
+}
+
+// The checks escape.c makes before RM sees a call: the magic, the exact size per escape, the right kind of fd.
+int MockNvDriver::rm_escape(int fd, OpenFile& file, unsigned long request, void* arg) {
+  if (nv_ioctl_magic(request) != NV_IOCTL_MAGIC) return -ENOTTY;
+  if (arg == nullptr) return -EFAULT;
+  const unsigned escape = nv_ioctl_nr(request);
+  const std::size_t size = nv_ioctl_size(request);
+  const bool on_ctl = file.kind == FileKind::kControl;
+  auto accept = [&](std::size_t expected_size, bool needs_ctl) {
+    return size == expected_size && on_ctl == needs_ctl;
+  };
+  switch (escape) {
+    case NV_ESC_RM_ALLOC:
+      if (!accept(sizeof(NVOS21_PARAMETERS), true)) return -EINVAL;
+      rm_.alloc(*static_cast<NVOS21_PARAMETERS*>(arg), fd);
+      return 0;
+    case NV_ESC_RM_CONTROL:
+      if (!accept(sizeof(NVOS54_PARAMETERS), true)) return -EINVAL;
+      rm_.control(*static_cast<NVOS54_PARAMETERS*>(arg));
+      return 0;
+    case NV_ESC_RM_FREE:
+      if (!accept(sizeof(NVOS00_PARAMETERS), true)) return -EINVAL;
+      rm_.free(*static_cast<NVOS00_PARAMETERS*>(arg));
+      return 0;
+    case NV_ESC_RM_MAP_MEMORY: {
+      if (!accept(sizeof(nv_ioctl_nvos33_parameters_with_fd), true)) return -EINVAL;
+      auto& args = *static_cast<nv_ioctl_nvos33_parameters_with_fd*>(arg);
+      auto target = files_.find(args.fd);
+      if (target == files_.end() ||
+          (target->second.kind != FileKind::kControl && target->second.kind != FileKind::kDevice)) {
+        args.params.status = NV_ERR_INVALID_ARGUMENT;  // the fd to mmap must be an NVIDIA fd
+        return 0;
+      }
+      if (auto context = rm_.map_memory(args.params)) target->second.map_context = context;
+      return 0;
+    }
+    case NV_ESC_RM_UNMAP_MEMORY:
+      if (!accept(sizeof(NVOS34_PARAMETERS), true)) return -EINVAL;
+      rm_.unmap_memory(*static_cast<NVOS34_PARAMETERS*>(arg));
+      return 0;
+    case NV_ESC_RM_MAP_MEMORY_DMA:
+      if (!accept(sizeof(NVOS46_PARAMETERS), true)) return -EINVAL;
+      rm_.map_memory_dma(*static_cast<NVOS46_PARAMETERS*>(arg));
+      return 0;
+    case NV_ESC_RM_UNMAP_MEMORY_DMA:
+      if (!accept(sizeof(NVOS47_PARAMETERS), true)) return -EINVAL;
+      rm_.unmap_memory_dma(*static_cast<NVOS47_PARAMETERS*>(arg));
+      return 0;
+    case NV_ESC_RM_ALLOC_MEMORY:
+      if (!accept(sizeof(nv_ioctl_nvos02_parameters_with_fd), false)) return -EINVAL;
+      rm_.alloc_memory(static_cast<nv_ioctl_nvos02_parameters_with_fd*>(arg)->params);
+      return 0;
+    case NV_ESC_CARD_INFO: {
+      if (!on_ctl || size == 0 || size % sizeof(nv_ioctl_card_info_t) != 0) return -EINVAL;
+      auto* cards = static_cast<nv_ioctl_card_info_t*>(arg);
+      std::memset(cards, 0, size);
+      nv_ioctl_card_info_t& card = cards[0];
+      card.valid = 1;
+      card.pci_info.domain = config_.pci_domain;
+      card.pci_info.bus = config_.pci_bus;
+      card.pci_info.vendor_id = config_.pci_vendor_id;
+      card.pci_info.device_id = config_.pci_device_id;
+      card.gpu_id = config_.gpu_id;
+      card.fb_size = config_.vram_bytes;
+      card.minor_number = 0;
+      std::memcpy(card.dev_name, "nvidia0", 8);
+      return 0;
+    }
+    case NV_ESC_REGISTER_FD: {
+      if (!accept(sizeof(nv_ioctl_register_fd_t), false)) return -EINVAL;
+      const int ctl_fd = static_cast<nv_ioctl_register_fd_t*>(arg)->ctl_fd;
+      if (!is_ctl_fd_locked(ctl_fd) || file.registered) return -EINVAL;
+      file.registered = true;
+      return 0;
+    }
+    default:
+      return -EINVAL;
+  }
+}
+
+void* MockNvDriver::mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset, int* error) {
+  auto fail = [error](int code) {
+    if (error != nullptr) *error = code;
+    return MAP_FAILED;
+  };
+  if (fd == -1 && (flags & MAP_ANONYMOUS) != 0) {
+    void* result = ::mmap(addr, length, prot, flags, -1, offset);
+    return result == MAP_FAILED ? fail(errno) : result;
+  }
+  std::lock_guard lock(mutex_);
+  auto it = files_.find(fd);
+  if (it == files_.end()) return fail(EBADF);
+  if (it->second.kind != FileKind::kControl && it->second.kind != FileKind::kDevice) return fail(ENODEV);
+  if (!it->second.map_context) return fail(EINVAL);  // no RM_MAP_MEMORY named this fd
+  const CpuMapContext context = *it->second.map_context;
+  const auto start = static_cast<std::size_t>(offset);
+  if (offset < 0 || start % kPageSize != 0 || length == 0 || start > page_align(context.length) ||
+      length > page_align(context.length) - start) {
+    return fail(EINVAL);
+  }
+  const int map_flags = MAP_SHARED | (flags & MAP_FIXED);
+  void* result = ::mmap(addr, length, prot, map_flags, context.memfd, static_cast<off_t>(context.offset + start));
+  if (result == MAP_FAILED) return fail(errno);
+  it->second.map_context.reset();  // one mapping per RM_MAP_MEMORY, as the driver's mmap context is consumed
+  return result;
+}
+
+int MockNvDriver::munmap(void* addr, std::size_t length) { return ::munmap(addr, length) == 0 ? 0 : -errno; }
+
+std::vector<MockChannel> MockNvDriver::channels() const {
+  std::lock_guard lock(mutex_);
+  return rm_.channels();
+}
+
+std::optional<MockChannel> MockNvDriver::channel_by_token(std::uint32_t token) const {
+  std::lock_guard lock(mutex_);
+  return rm_.channel_by_token(token);
+}
+
+std::uint32_t* MockNvDriver::doorbell_register() { return rm_.usermode().doorbell_register(); }
+std::optional<std::uint32_t> MockNvDriver::take_doorbell() { return rm_.usermode().take_doorbell(); }
+std::optional<std::uint32_t> MockNvDriver::wait_doorbell(std::chrono::nanoseconds timeout) {
+  return rm_.usermode().wait_doorbell(timeout);
+}
+
+std::size_t MockNvDriver::rm_object_count() const {
+  std::lock_guard lock(mutex_);
+  return rm_.object_count();
+}
+
+bool MockNvDriver::rm_has_object(NvHandle client, NvHandle handle) const {
+  std::lock_guard lock(mutex_);
+  return rm_.has_object(client, handle);
+}
+
+std::vector<MockUvm::Range> MockNvDriver::uvm_external_ranges(int uvm_fd) const {
+  std::lock_guard lock(mutex_);
+  return uvm_.external_ranges(uvm_fd);
+}
+
+}  // namespace doorbell::mockgpu::nv

@@ -1,0 +1,84 @@
+#pragma once
+// An emulated NVIDIA kernel driver (RM + UVM) behind the SyscallSeam, for one H200-like GPU: kernel-interface's NvRm
+// and NvUvm run against it unchanged. It serves /dev/nvidiactl, /dev/nvidia0, /dev/nvidia-uvm and
+// /proc/driver/nvidia/version; fds are numbers from 0x40000000 up, so a mock fd handed to a real syscall fails
+// with EBADF instead of touching a real file.
+//
+// For the emulated GPU (command processor, SMs) it exposes the GPU address space (gpu_memory()), the GPFIFO channels
+// (channels(), channel_by_token()) and the doorbell (see mock_rm_usermode.h for why it is polled, not a callback).
+// All driver calls are serialised by one mutex; gpu_memory() and the doorbell calls are safe from any thread.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernel-interface/syscall_seam.h"
+#include "mockgpu/nv/gpu_memory.h"
+#include "mockgpu/nv/mock_rm.h"
+#include "mockgpu/nv/mock_rm_gpu.h"
+#include "mockgpu/nv/mock_uvm.h"
+
+namespace doorbell::mockgpu::nv {
+
+inline constexpr char kNvidiaCtlPath[] = "/dev/nvidiactl";
+inline constexpr char kNvidia0Path[] = "/dev/nvidia0";
+inline constexpr char kNvidiaUvmPath[] = "/dev/nvidia-uvm";
+inline constexpr char kNvidiaVersionPath[] = "/proc/driver/nvidia/version";
+
+class MockNvDriver final : public kernel_interface::SyscallSeam {
+ public:
+  explicit MockNvDriver(MockGpuConfig config = {});
+  ~MockNvDriver() override;
+
+  // SyscallSeam. mmap of an RM fd maps what the last RM_MAP_MEMORY naming that fd asked for (the same host memory
+  // the GPU sees); an anonymous mmap (fd -1, MAP_ANONYMOUS) and munmap go to the kernel.
+  int open(const std::string& path, int flags) override;
+  int ioctl(int fd, unsigned long request, void* arg) override;
+  ssize_t read(int fd, void* buffer, std::size_t length) override;
+  void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset, int* error) override;
+  int munmap(void* addr, std::size_t length) override;
+  int close(int fd) override;
+
+  const MockGpuConfig& config() const { return config_; }
+  // The text of /proc/driver/nvidia/version.
+  std::string version_file_text() const;
+
+  // For the emulated GPU.
+  GpuMemory& gpu_memory() { return gpu_memory_; }
+  std::vector<MockChannel> channels() const;
+  std::optional<MockChannel> channel_by_token(std::uint32_t token) const;
+  std::uint32_t* doorbell_register();
+  std::optional<std::uint32_t> take_doorbell();
+  std::optional<std::uint32_t> wait_doorbell(std::chrono::nanoseconds timeout);
+
+  // For tests.
+  std::size_t rm_object_count() const;
+  bool rm_has_object(NvHandle client, NvHandle handle) const;
+  std::vector<MockUvm::Range> uvm_external_ranges(int uvm_fd) const;
+
+ private:
+  enum class FileKind { kControl, kDevice, kUvm, kVersionText };
+  struct OpenFile {
+    FileKind kind = FileKind::kControl;
+    std::size_t read_position = 0;
+    std::optional<CpuMapContext> map_context;  // set by RM_MAP_MEMORY naming this fd
+    bool registered = false;                   // REGISTER_FD done on this /dev/nvidiaN fd
+  };
+
+  bool is_ctl_fd_locked(int fd) const;
+  int rm_escape(int fd, OpenFile& file, unsigned long request, void* arg);
+
+  MockGpuConfig config_;
+  mutable std::mutex mutex_;
+  GpuMemory gpu_memory_;
+  MockRm rm_;
+  MockUvm uvm_;
+  std::map<int, OpenFile> files_;
+  int next_fd_ = 0x40000000;
+};
+
+}  // namespace doorbell::mockgpu::nv

@@ -1,0 +1,23 @@
+#include "mockgpu/nv/mock_rm_gpu.h"
+
+#include "kernel-interface/nvidia/rm_classes.h"
+
+namespace doorbell::mockgpu::nv {
+
+namespace ki = doorbell::kernel_interface::nvidia;
+
+std::vector<std::uint32_t> gh100_class_list() {
+  return {
+      // with an engine
+      ki::HOPPER_COMPUTE_A, ki::HOPPER_DMA_COPY_A, ki::HOPPER_CHANNEL_GPFIFO_A, ki::AMPERE_CHANNEL_GPFIFO_A,
+      ki::TURING_CHANNEL_GPFIFO_A, ki::VOLTA_CHANNEL_GPFIFO_A, ki::HOPPER_USERMODE_A, ki::AMPERE_USERMODE_A,
+      ki::TURING_USERMODE_A, ki::VOLTA_USERMODE_A, ki::KEPLER_CHANNEL_GROUP_A, ki::FERMI_CONTEXT_SHARE_A,
+      ki::FERMI_VASPACE_A, ki::NV01_MEMORY_VIRTUAL, ki::NV1_MEMORY_USER, ki::HOPPER_A, ki::KEPLER_INLINE_TO_MEMORY_B,
+      0xb8b0 /* NVB8B0_VIDEO_DECODER */, 0xb8d1 /* NVB8D1_VIDEO_NVJPG */, 0xb8fa /* NVB8FA_VIDEO_OFA */,
+      // without an engine
+      ki::NV1_MEMORY_SYSTEM, ki::NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, ki::GT200_DEBUGGER,
+      0xb2cc /* MAXWELL_PROFILER_DEVICE */,
+  };
+}
+
+}  // namespace doorbell::mockgpu::nv

@@ -1,0 +1,38 @@
+#pragma once
+// The emulated RM's object records, shared by mock_rm.cpp and mock_rm_controls.cpp only.
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "mockgpu/nv/mock_rm.h"
+
+namespace doorbell::mockgpu::nv {
+
+struct MockRm::Object {
+  NvHandle handle = 0;
+  NvHandle parent = 0;
+  NvU32 hclass = 0;
+  std::vector<NvHandle> children;
+  // Memory objects: the bytes (own backing, or user memory for an OS descriptor) and their size.
+  std::unique_ptr<SharedBacking> backing;
+  std::uint8_t* host = nullptr;
+  NvU64 size = 0;
+  // NV01_MEMORY_VIRTUAL: the VA window and the next VA handed out to an unfixed mapping.
+  NvU64 va_start = 0;
+  NvU64 va_limit = 0;
+  NvU64 next_va = 0;
+  // Channel groups: scheduled; channels: their description.
+  bool scheduled = false;
+  std::optional<MockChannel> channel;
+  std::unique_ptr<SharedBacking> internal_userd;
+};
+
+struct MockRm::Client {
+  NvHandle handle = 0;
+  int ctl_fd = -1;
+  std::map<NvHandle, Object> objects;
+};
+
+}  // namespace doorbell::mockgpu::nv

@@ -1,0 +1,51 @@
+// The seam itself: real syscalls report -errno, SeamFd owns and names its file, read_text_file reads through it.
+#include "kernel-interface/syscall_seam.h"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <string>
+
+#include "mockgpu/nv/mock_nv_driver.h"
+
+namespace doorbell::kernel_interface {
+namespace {
+
+TEST(LinuxSyscalls, OpenOfAMissingFileReturnsMinusEnoent) {
+  LinuxSyscalls linux_calls;
+  EXPECT_EQ(linux_calls.open("/nonexistent/doorbell/file", O_RDONLY), -ENOENT);
+}
+
+TEST(LinuxSyscalls, ReadTextFileReadsARealFile) {
+  LinuxSyscalls linux_calls;
+  const std::string text = read_text_file(linux_calls, "/proc/self/stat");
+  EXPECT_FALSE(text.empty());
+}
+
+TEST(SeamFd, FailedOpenThrowsNamingThePathAndErrno) {
+  mockgpu::nv::MockNvDriver driver;
+  try {
+    SeamFd fd(driver, "/dev/nvidia7", O_RDWR);
+    ADD_FAILURE() << "opened a GPU the mock does not have";
+  } catch (const std::runtime_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("/dev/nvidia7"), std::string::npos) << message;
+    EXPECT_NE(message.find("errno 2"), std::string::npos) << message;
+  }
+}
+
+TEST(SeamFd, ClosesThroughTheSeamWhenDestroyed) {
+  mockgpu::nv::MockNvDriver driver;
+  int raw = -1;
+  {
+    SeamFd fd(driver, "/dev/nvidiactl", O_RDWR);
+    raw = fd.get();
+    EXPECT_GE(raw, 0x40000000);
+  }
+  EXPECT_EQ(driver.close(raw), -EBADF);
+}
+
+}  // namespace
+}  // namespace doorbell::kernel_interface
