@@ -19,7 +19,9 @@ struct BoundQueue;
 
 class Device {
  public:
-  explicit Device(std::string name);
+  // host_signals: signals live in host memory (the CPU device) and the timeline is made here; otherwise the derived
+  // device places them (place_signal) and calls create_timeline_signal() once its memory is ready.
+  explicit Device(std::string name, bool host_signals = true);
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
   virtual ~Device();
@@ -41,6 +43,11 @@ class Device {
   uint64_t next_timeline() { return timeline_value_.fetch_add(1, std::memory_order_acq_rel); }
   // Waits until all submitted work signalled the timeline; throws (naming the device and signal) on timeout.
   void synchronize(std::chrono::milliseconds timeout = kDefaultWaitTimeout);
+
+ protected:
+  // Where a new signal's memory goes; the default is inside the Signal object.
+  virtual SignalPlacement place_signal() { return {}; }
+  void create_timeline_signal();
 
  private:
   std::string name_;

@@ -25,6 +25,26 @@ void HWQueue::check_recordable(const char* what) const {
                            "; expected an unbound queue (record everything before bind)");
 }
 
+HWQueue& HWQueue::exec(const GpuProgram& program, std::span<const uint64_t> args, std::array<uint32_t, 3> grid,
+                       std::array<uint32_t, 3> block) {
+  check_recordable("exec");
+  for (int d = 0; d < 3; d++)
+    if (grid[d] == 0 || block[d] == 0)
+      throw std::invalid_argument("HWQueue::exec: program '" + program.name() + "' has an empty grid or block in dimension " +
+                                  std::to_string(d) + "; expected sizes >= 1");
+  Command c;
+  c.kind = CommandKind::kExec;
+  c.program = &program;
+  c.grid = grid;
+  c.block = block;
+  c.buffers_begin = static_cast<uint32_t>(buffers_.size());
+  c.buffers_count = static_cast<uint32_t>(args.size());
+  c.scalars_begin = static_cast<uint32_t>(scalars_.size());
+  for (uint64_t a : args) buffers_.push_back(reinterpret_cast<void*>(static_cast<uintptr_t>(a)));
+  commands_.push_back(c);
+  return *this;
+}
+
 HWQueue& HWQueue::exec(CpuKernelFn kernel, std::span<void* const> buffers, std::span<const int64_t> scalars,
                        int32_t core_count) {
   check_recordable("exec");

@@ -1,6 +1,8 @@
 #include "hcq/signal.h"
 
+#include <algorithm>
 #include <bit>
+#include <thread>
 #include <stdexcept>
 
 #include "hcq/wait_primitives.h"
@@ -19,18 +21,33 @@ const void* low_word(const SignalMemory& memory) { return &memory.value; }
 }  // namespace
 
 Signal::Signal(std::string device, std::string name, uint64_t initial)
-    : device_(std::move(device)), name_(std::move(name)) {
-  memory_.value.store(initial, std::memory_order_relaxed);
+    : Signal(std::move(device), std::move(name), SignalPlacement{}, initial) {}
+
+Signal::Signal(std::string device, std::string name, SignalPlacement placement, uint64_t initial)
+    : device_address_(placement.device_address),
+      device_wakes_waiters_(placement.device_wakes_waiters),
+      second_timestamp_(placement.second_timestamp),
+      device_(std::move(device)),
+      name_(std::move(name)) {
+  if (placement.memory != nullptr) memory_ = placement.memory;
+  memory_->value.store(initial, std::memory_order_relaxed);
+  memory_->timestamp.store(0, std::memory_order_relaxed);
+}
+
+uint64_t Signal::timestamp() const {
+  uint64_t t = memory_->timestamp.load(std::memory_order_acquire);
+  if (second_timestamp_ != nullptr) t = std::max(t, second_timestamp_->load(std::memory_order_acquire));
+  return t;
 }
 
 void Signal::set(uint64_t value) {
-  memory_.timestamp.store(static_cast<uint64_t>(monotonic_ns()), std::memory_order_relaxed);
+  memory_->timestamp.store(static_cast<uint64_t>(monotonic_ns()), std::memory_order_relaxed);
   // seq_cst (a release and more): pairs with the waiter's seq_cst sleeper announcement, see wait_for.
-  memory_.value.store(value, std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_seq_cst) != 0) futex_wake_all(low_word(memory_));
+  memory_->value.store(value, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) != 0) futex_wake_all(low_word(*memory_));
 }
 
-void Signal::write_timestamp(uint64_t ns) { memory_.timestamp.store(ns, std::memory_order_release); }
+void Signal::write_timestamp(uint64_t ns) { memory_->timestamp.store(ns, std::memory_order_release); }
 
 bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_t* last_seen) const {
   uint64_t seen = value();
@@ -63,11 +80,18 @@ bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_
   // Sleep phase. Announcing the sleeper before the last check (both seq_cst) closes the race with set(): either
   // set() sees the announcement and wakes us, or we see its value and do not sleep.
   while (true) {
+    if (!device_wakes_waiters_) {  // a GPU's write wakes nobody: poll, sleeping briefly between looks
+      const uint64_t v = value();
+      if (v >= target) return true;
+      if (timed_out(v, monotonic_ns())) return false;
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      continue;
+    }
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    uint64_t v = memory_.value.load(std::memory_order_seq_cst);
+    uint64_t v = memory_->value.load(std::memory_order_seq_cst);
     if (v < target) {
       const int64_t left = timeout_ns - (monotonic_ns() - last_progress);
-      futex_wait(low_word(memory_), static_cast<uint32_t>(v), left);
+      futex_wait(low_word(*memory_), static_cast<uint32_t>(v), left);
     }
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
     v = value();

@@ -19,19 +19,33 @@ struct alignas(16) SignalMemory {
 static_assert(sizeof(SignalMemory) == 16, "a signal is 16 bytes: value at +0, timestamp at +8");
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "signals are lock-free words that devices write");
 
+// Where a device keeps a signal's 16 bytes: its own memory (null: inside the Signal object), the address the device's
+// queues use for it, and whether the device can wake a sleeping host waiter when it writes the value. A GPU writes
+// through PCIe and wakes nobody, so its waiters poll; a second timestamp word at +24 is where a GPU's timestamp
+// command writes (a semaphore release always writes a payload before its timestamp, so it cannot write +8 alone).
+struct SignalPlacement {
+  SignalMemory* memory = nullptr;
+  uint64_t device_address = 0;
+  bool device_wakes_waiters = true;
+  const std::atomic<uint64_t>* second_timestamp = nullptr;
+};
+
 class Signal {
  public:
   // `device` and `name` appear in errors ("CPU: signal 'timeline' ...").
   Signal(std::string device, std::string name, uint64_t initial = 0);
+  Signal(std::string device, std::string name, SignalPlacement placement, uint64_t initial = 0);
   Signal(const Signal&) = delete;
   Signal& operator=(const Signal&) = delete;
 
   const std::string& device() const { return device_; }
   const std::string& name() const { return name_; }
-  uint64_t value() const { return memory_.value.load(std::memory_order_acquire); }
+  uint64_t value() const { return memory_->value.load(std::memory_order_acquire); }
   // Nanoseconds on monotonic_ns()'s clock, written by the last set() or timestamp command.
-  uint64_t timestamp() const { return memory_.timestamp.load(std::memory_order_acquire); }
-  const SignalMemory& memory() const { return memory_; }
+  uint64_t timestamp() const;
+  const SignalMemory& memory() const { return *memory_; }
+  // The address a device's queues write and wait on (0 for the CPU device, whose queues hold the Signal itself).
+  uint64_t device_address() const { return device_address_; }
 
   // Stores the time, then releases the value: whoever sees the value also sees its timestamp and every write made
   // before set(). Wakes sleeping waiters.
@@ -47,7 +61,11 @@ class Signal {
   void wait(uint64_t target, std::chrono::milliseconds timeout = kDefaultWaitTimeout) const;
 
  private:
-  SignalMemory memory_;
+  SignalMemory own_memory_;
+  SignalMemory* memory_ = &own_memory_;
+  uint64_t device_address_ = 0;
+  bool device_wakes_waiters_ = true;
+  const std::atomic<uint64_t>* second_timestamp_ = nullptr;
   // Host-side bookkeeping, not part of the 16 bytes: how many waiters sleep on the futex, so set() skips the
   // wake syscall (~1 us) when nobody sleeps.
   mutable std::atomic<uint32_t> sleepers_{0};

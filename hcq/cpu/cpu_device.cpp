@@ -86,7 +86,16 @@ void CpuDevice::publish_slot() {
   notify_change(ring_.doorbell, ring_.dispatcher_sleepers);
 }
 
+// A GPU program in a queue submitted here is the caller's mistake; say which program.
+void check_cpu_commands(std::span<const Command> commands) {
+  for (const Command& c : commands)
+    if (c.kind == CommandKind::kExec && c.program != nullptr)
+      throw std::invalid_argument("CPU: exec of program '" + c.program->name() + "' loaded on " + c.program->device() +
+                                  " cannot run on the CPU device");
+}
+
 void CpuDevice::submit(const HWQueue& queue) {
+  check_cpu_commands(queue.commands());
   std::lock_guard lock(producer_.mu);
   Slot& s = claim_slot();
   // The slot's vectors keep their capacity from earlier laps: copying a replayed queue allocates nothing.
@@ -99,6 +108,7 @@ void CpuDevice::submit(const HWQueue& queue) {
 }
 
 std::shared_ptr<BoundQueue> CpuDevice::bind(const HWQueue& queue) {
+  check_cpu_commands(queue.commands());
   // Host memory is the CPU device's memory: the bound copy is what the dispatcher reads on every submit.
   auto b = std::make_shared<BoundQueue>();
   b->commands.assign(queue.commands().begin(), queue.commands().end());
