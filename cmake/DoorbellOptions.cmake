@@ -46,6 +46,15 @@ function(doorbell_accept_llvm result_var)
 endfunction()
 set(LLVM_ACCEPT_CHECK doorbell_accept_llvm)
 
+# One switch for a machine without our Debian packages (a lent GPU machine: g++, CMake, ninja, CUDA): every optional
+# dependency off, so the libraries, `doorbell` and `doorbell check` build from the compiler alone.
+option(DOORBELL_MINIMAL "Switch every optional dependency off (LLVM, GoogleTest, Google Benchmark)" OFF)
+if(DOORBELL_MINIMAL)
+  foreach(dependency_option DOORBELL_WITH_LLVM DOORBELL_WITH_TESTS DOORBELL_WITH_BENCH)
+    set(${dependency_option} OFF CACHE BOOL "switched off by DOORBELL_MINIMAL" FORCE)
+  endforeach()
+endif()
+
 doorbell_optional_dependency(DOORBELL_WITH_LLVM "Build the parts that use LLVM 19" llvm-19-dev
   LLVM CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
 doorbell_optional_dependency(DOORBELL_WITH_TESTS "Build the GoogleTest suites" "libgtest-dev libgmock-dev"

@@ -65,16 +65,10 @@ function(doorbell_discover_gtest)
     set(prefix_args TEST_PREFIX "${arg_TEST_PREFIX}")
   endif()
   set(properties SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
-  if(arg_ENVIRONMENT)
-    list(LENGTH arg_ENVIRONMENT env_count)
-    if(env_count GREATER 1)  # see below: list-valued properties are split; one VAR=value survives intact
-      message(FATAL_ERROR "doorbell_discover_gtest(${arg_TARGET}): ENVIRONMENT takes one VAR=value; got '${arg_ENVIRONMENT}'")
-    endif()
-    list(APPEND properties ENVIRONMENT "${arg_ENVIRONMENT}")
-  endif()
 
-  # gtest_discover_tests (CMake 3.25) splits a list-valued property into separate arguments, so the labels are set by a
-  # second include file that ctest reads after the discovered tests (TEST_INCLUDE_FILES run in order).
+  # gtest_discover_tests (CMake 3.25) splits a list-valued property into separate arguments, so the labels and the
+  # environment (lists: "DEV=NV;MOCKGPU=1") are set by a second include file that ctest reads after the discovered
+  # tests (TEST_INCLUDE_FILES run in order).
   gtest_discover_tests(${arg_TARGET}
     PROPERTIES ${properties}
     ${prefix_args}
@@ -83,7 +77,7 @@ function(doorbell_discover_gtest)
   set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${list_id}_labels.cmake")
   file(WRITE "${labels_file}"
     "if(${list_id}_TESTS)\n"
-    "  set_tests_properties(\${${list_id}_TESTS} PROPERTIES LABELS \"${arg_LABELS}\")\n"
+    "  set_tests_properties(\${${list_id}_TESTS} PROPERTIES LABELS \"${arg_LABELS}\" ENVIRONMENT \"${arg_ENVIRONMENT}\")\n"
     "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
 endfunction()

@@ -34,6 +34,17 @@ class Device {
   // Enqueues a bound queue by reference: nothing is copied.
   virtual void submit_bound(std::shared_ptr<const BoundQueue> queue) = 0;
 
+  // Storage for `bytes` bytes of buffer data, zero-filled: `host` is where the host reads and writes it, `address`
+  // what the device's queues use (the same pointer on the CPU device). Nullptr host: the device has no memory of
+  // its own (the CPU device: host_buffers uses its caching allocator directly).
+  struct Storage {
+    void* host = nullptr;
+    uint64_t address = 0;
+    uint64_t handle = 0;  // the device's own name for it, for release_storage
+  };
+  virtual Storage allocate_storage(size_t bytes) { (void)bytes; return {}; }
+  virtual void release_storage(const Storage& storage) { (void)storage; }
+
   // A signal owned by the device; it lives as long as the device.
   Signal& new_signal(std::string name, uint64_t initial = 0);
   Signal& timeline_signal() { return *timeline_signal_; }

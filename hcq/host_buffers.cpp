@@ -1,11 +1,13 @@
 #include "hcq/host_buffers.h"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "hcq/cpu/cpu_allocator.h"
+#include "hcq/devices.h"
 
 namespace doorbell {
 namespace {
@@ -13,14 +15,43 @@ namespace {
 struct Block {
   void* data = nullptr;
   size_t size = 0;
+  Device* device = nullptr;  // null: the CPU device's allocator
+  Device::Storage storage{};
 };
+
+void free_block(const Block& b) {
+  if (b.data == nullptr) return;
+  if (b.device != nullptr) b.device->release_storage(b.storage);
+  else cpu_device_allocator().free(b.data);
+}
+
+// The device a BUFFER(UNIQUE, DEVICE) names; the CPU device when it names none.
+Device& device_of(const UOp& b) {
+  if (b.src().size() > 1 && b.src(1).op() == Ops::DEVICE) return device(b.src(1).arg_as<std::string>());
+  return device("CPU");
+}
+
+Block allocate(const UOp& b, size_t nbytes) {
+  const bool cpu = b.src().size() < 2 || b.src(1).op() != Ops::DEVICE || b.src(1).arg_as<std::string>() == "CPU";
+  if (cpu) {
+    void* fresh = cpu_device_allocator().alloc(nbytes);
+    std::memset(fresh, 0, nbytes);
+    return Block{fresh, nbytes, nullptr, {}};
+  }
+  Device& d = device_of(b);
+  Device::Storage s = d.allocate_storage(std::max<size_t>(nbytes, 1));
+  if (s.host != nullptr) return Block{s.host, nbytes, &d, s};
+  void* fresh = cpu_device_allocator().alloc(nbytes);
+  std::memset(fresh, 0, nbytes);
+  return Block{fresh, nbytes, nullptr, {}};
+}
 // Blocks come from the CPU device's allocator, which caches freed blocks by size: programs allocate the same
 // sizes over and over, and a warm realize must not pay for fresh pages.
 struct Store {
   std::mutex mu;
   std::unordered_map<int64_t, Block> bytes;
   void release(std::unordered_map<int64_t, Block>::iterator it) {
-    cpu_device_allocator().free(it->second.data);
+    free_block(it->second);
     bytes.erase(it);
   }
 };
@@ -60,17 +91,27 @@ std::span<std::byte> buffer_bytes(const UOp& b) {
   if (b.src(0).op() != Ops::UNIQUE) throw std::invalid_argument("buffer_bytes: BUFFER without a UNIQUE identity");
   int64_t id = b.src(0).arg_as<int64_t>();
   std::lock_guard lock(store().mu);
-  Block& block = store().bytes[id];
-  if (block.data == nullptr || block.size < nbytes) {  // new storage reads as zeros; a grown one keeps its bytes
-    void* fresh = cpu_device_allocator().alloc(nbytes);
-    std::memset(fresh, 0, nbytes);
+  auto found = store().bytes.find(id);
+  if (found == store().bytes.end()) found = store().bytes.emplace(id, allocate(b, nbytes)).first;  // may throw: no entry then
+  Block& block = found->second;
+  if (block.size < nbytes) {  // new storage reads as zeros; a grown one keeps its bytes
+    Block fresh = allocate(b, nbytes);
     if (block.data != nullptr) {
-      std::memcpy(fresh, block.data, block.size);
-      cpu_device_allocator().free(block.data);
+      std::memcpy(fresh.data, block.data, block.size);
+      free_block(block);
     }
-    block = Block{fresh, nbytes};
+    block = fresh;
   }
   return std::span<std::byte>(static_cast<std::byte*>(block.data), nbytes);
+}
+
+uint64_t buffer_device_address(const UOp& b) {
+  check_buffer(b);
+  if (b.src(0).op() == Ops::BUFFER) return buffer_device_address(b.src(0)) + static_cast<uint64_t>(std::get<int64_t>(b.src(1).arg()));
+  std::span<std::byte> bytes = buffer_bytes(b);  // allocates on first use
+  std::lock_guard lock(store().mu);
+  const Block& block = store().bytes.at(b.src(0).arg_as<int64_t>());
+  return block.device != nullptr ? block.storage.address : reinterpret_cast<uintptr_t>(bytes.data());
 }
 
 size_t host_storage_bytes() {

@@ -1,6 +1,7 @@
-// The storage behind BUFFER UOps on the CPU device: a block of the CPU device's allocator (64-byte aligned, freed
-// blocks cached by size) keyed by the buffer's UNIQUE id, allocated on first use and zero-filled (Tensor.empty
-// promises nothing, but zeros keep a bug reading uninitialized memory reproducible).
+// The storage behind BUFFER UOps, keyed by the buffer's UNIQUE id, allocated on first use and zero-filled
+// (Tensor.empty promises nothing, but zeros keep a bug reading uninitialized memory reproducible): on the CPU device
+// a block of its allocator (64-byte aligned, freed blocks cached by size); on a GPU device its memory, mapped for
+// the host (Device::allocate_storage), so buffer_bytes reads and writes it directly.
 // A memory-planned view BUFFER(arena, CONST byte_offset) resolves to its arena's bytes at that offset.
 #pragma once
 #include <cstddef>
@@ -13,6 +14,8 @@ namespace doorbell {
 // The host bytes of a BUFFER (count * itemsize of its dtype). Throws std::invalid_argument for a non-buffer.
 std::span<std::byte> buffer_bytes(const UOp& buffer);
 bool buffer_allocated(const UOp& buffer);
+// The address a device's queues use for the buffer (its host address on the CPU device).
+uint64_t buffer_device_address(const UOp& buffer);
 // Bytes of host storage held by all buffers (storage is released when a buffer's UNIQUE identity dies).
 size_t host_storage_bytes();
 // Frees the storage of a buffer (no-op when it has none).

@@ -59,6 +59,7 @@ static_assert(std::is_trivially_copyable_v<Command>, "commands are plain data a 
 // device memory once, and a submit only rings the doorbell). Patching a bound queue writes this memory, so it must
 // not happen while the device may be running the queue.
 struct BoundQueue {
+  virtual ~BoundQueue() = default;  // a GPU device's bound queue also owns device memory
   std::vector<Command> commands;
   std::vector<void*> buffers;
   std::vector<int64_t> scalars;

@@ -8,12 +8,15 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "compiler/c_renderer.h"
+#include "compiler/gpu/ptx_renderer.h"
 #include "compiler/kernel_estimates.h"
 #include "compiler/program.h"
 #include "hcq/cpu/cpu_device.h"
 #include "hcq/devices.h"
 #include "hcq/host_buffers.h"
 #include "hcq/hw_queue.h"
+#include "hcq/nv/nv_device.h"
 #include "ir/debug.h"
 #include "ir/element_storage.h"
 #include "ir/exec_alu.h"
@@ -177,10 +180,10 @@ class LinearRunner {
 
  private:
   struct Timed {
-    CompiledKernel kernel;
+    std::string name;
+    std::string launch;  // "[cores x iterations]" on the CPU, "[grid x block]" on a GPU
     UOp call;
     KernelEstimates estimates;
-    int32_t cores;
     Signal* start;
     Signal* end;
   };
@@ -205,6 +208,7 @@ class LinearRunner {
 
   void kernel(const UOp& call) {
     Device& d = dev(call);
+    if (auto* gpu = dynamic_cast<nv::NvDevice*>(&d)) return nv_kernel(*gpu, call);
     const Launch& l = launch_of(call.src(0));
     buffers_.clear();
     for (size_t i = 1; i < call.src().size(); i++) buffers_.push_back(buffer_bytes(call.src(i)).data());
@@ -214,9 +218,53 @@ class LinearRunner {
       return;
     }
     size_t i = timed_.size();
-    Timed t{l.kernel, call, l.estimates, cores, &timing_signal(d, 2 * i), &timing_signal(d, 2 * i + 1)};
+    char launch[48];
+    std::snprintf(launch, sizeof launch, "[%d x %lld]", cores, static_cast<long long>(l.estimates.global_size));
+    Timed t{l.kernel.name, launch, call, l.estimates, &timing_signal(d, 2 * i), &timing_signal(d, 2 * i + 1)};
     queue_.timestamp(*t.start).exec(l.kernel.fn, std::span<void* const>(buffers_.data(), buffers_.size()), {}, cores);
     queue_.timestamp(*t.end);
+    timed_.push_back(std::move(t));
+  }
+
+  // A kernel on the NV device: rendered as PTX for its architecture (the GPU optimizer and launch dims of
+  // compiler/gpu), loaded once per program, launched with the buffers' device addresses.
+  struct NvLaunch {
+    UOp program;
+    std::unique_ptr<nv::NvProgram> loaded;
+    std::array<uint32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+    KernelEstimates estimates;
+  };
+  static const NvLaunch& nv_launch_of(nv::NvDevice& d, const UOp& program) {
+    static std::mutex mu;
+    static auto* launches = new std::unordered_map<const UOpNode*, NvLaunch>();  // never destroyed, as the device
+    std::lock_guard lock(mu);
+    auto it = launches->find(program.get());
+    if (it != launches->end()) return it->second;
+    const UOp& sink = program.src(0);
+    const GpuTarget& target = gpu_target(d.arch());
+    GpuKernel k = prepare_gpu_kernel(sink, target);
+    const std::string name = c_kernel_name(sink);
+    NvLaunch l{program, d.load_program(name, render_ptx(name, k, target)), {}, {}, estimate_kernel(sink)};
+    for (int i = 0; i < 3; i++) {
+      l.grid[i] = static_cast<uint32_t>(k.global_size[i]);
+      l.block[i] = static_cast<uint32_t>(k.local_size[i]);
+    }
+    return launches->emplace(program.get(), std::move(l)).first->second;
+  }
+
+  void nv_kernel(nv::NvDevice& d, const UOp& call) {
+    const NvLaunch& l = nv_launch_of(d, call.src(0));
+    args_.clear();
+    for (size_t i = 1; i < call.src().size(); i++) args_.push_back(buffer_device_address(call.src(i)));
+    if (debug_level() < 2) {
+      queue_.exec(*l.loaded, args_, l.grid, l.block);
+      return;
+    }
+    size_t i = timed_.size();
+    char launch[64];
+    std::snprintf(launch, sizeof launch, "[%u,%u,%u x %u,%u,%u]", l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2]);
+    Timed t{l.loaded->name(), launch, call, l.estimates, &timing_signal(d, 2 * i), &timing_signal(d, 2 * i + 1)};
+    queue_.timestamp(*t.start).exec(*l.loaded, args_, l.grid, l.block).timestamp(*t.end);
     timed_.push_back(std::move(t));
   }
 
@@ -245,11 +293,20 @@ class LinearRunner {
   void copy(const UOp& call) {
     if (call.src().size() != 3)
       throw std::invalid_argument("run_linear: expected CALL(COPY, destination, source), got " + print_node(call));
-    dev(call);
+    Device& d = dev(call);
     std::span<std::byte> dst = buffer_bytes(call.src(1)), src = buffer_bytes(call.src(2));
     if (dst.size() != src.size())
       throw std::invalid_argument("run_linear: COPY of " + std::to_string(src.size()) + " bytes into a buffer of " +
                                   std::to_string(dst.size()) + " bytes; expected equal sizes");
+    if (dynamic_cast<nv::NvDevice*>(&d) != nullptr) {  // the copy engine's own channel, between the kernels
+      flush();
+      HWQueue()
+          .copy(reinterpret_cast<void*>(buffer_device_address(call.src(1))), reinterpret_cast<const void*>(buffer_device_address(call.src(2))), src.size())
+          .signal(d.timeline_signal(), d.next_timeline())
+          .submit(d);
+      d.synchronize();
+      return;
+    }
     queue_.copy(dst.data(), src.data(), src.size());
   }
 
@@ -264,10 +321,8 @@ class LinearRunner {
     const KernelEstimates& e = t.estimates;
     double ns = static_cast<double>(t.end->timestamp() - t.start->timestamp());
     double safe_ns = ns > 0 ? ns : 1;
-    char launch[48];
-    std::snprintf(launch, sizeof launch, "[%d x %lld]", t.cores, static_cast<long long>(e.global_size));
     std::fprintf(stderr, "*** %-4s %-24s %-18s %2zu bufs  %10.2f us  %9.2f GFLOP/s  %9.2f GB/s\n", dev_->name().c_str(),
-                 t.kernel.name.c_str(), launch, t.call.src().size() - 1, ns / 1e3,
+                 t.name.c_str(), t.launch.c_str(), t.call.src().size() - 1, ns / 1e3,
                  static_cast<double>(e.ops) / safe_ns, static_cast<double>(e.bytes_read + e.bytes_written) / safe_ns);
   }
 
@@ -283,6 +338,7 @@ class LinearRunner {
   uint32_t workers_ = 1;
   HWQueue queue_;
   std::vector<void*> buffers_;
+  std::vector<uint64_t> args_;
   std::vector<Timed> timed_;
 };
 

@@ -6,15 +6,18 @@
 
 #include "kernel-interface/device_probe.h"
 #include "kernel-interface/device_summary.h"
+#include "tools/device_check.h"
 #include "tools/workload.h"
 
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: doorbell [run | devices | --version | --help]\n"
+    "usage: doorbell [run | check --device NV | devices | --version | --help]\n"
     "  (no argument)         the version, the devices found, and the workload\n"
     "  run                   the workload: an MLP forward pass on the CPU device, checked against float64, with\n"
     "                        compile latency per kernel and the DEBUG=2 table of kernel-only times (on stderr)\n"
+    "  check --device NV     whether the device works with doorbell: the HCQ contract, a conformance subset and\n"
+    "                        dispatch latency and kernel-only times (MOCKGPU=1: on the emulated GPU)\n"
     "  devices, --version    print the version and the devices found\n"
     "  --help                print this message\n";
 
@@ -47,6 +50,18 @@ int run(std::string_view command) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "check") {
+    if (argc != 4 || std::string_view(argv[2]) != "--device") {
+      std::fprintf(stderr, "doorbell: expected `check --device NAME`\n%s", kUsage.data());
+      return 2;
+    }
+    try {
+      return doorbell::run_device_check(argv[3], stdout);
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "doorbell: %s\n", error.what());
+      return 1;
+    }
+  }
   if (argc > 2) {
     std::fprintf(stderr, "doorbell: expected at most one argument, got %d\n%s", argc - 1, kUsage.data());
     return 2;

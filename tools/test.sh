@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: installs what is missing, builds build/release and runs the benchmarks registered with the label
-# `bench` there (figures only), then builds build/asan (ASan + UBSan, warnings are errors) and runs every ctest
+# `bench` there (figures only), runs the NV device check on the emulated GPU in a build with every optional
+# dependency off (build/nv-check), then builds build/asan (ASan + UBSan, warnings are errors) and runs every ctest
 # test there. The tests run last so that ctest's closing summary counts all of them.
 # Exits non-zero when a build, a benchmark or a test fails.
 set -euo pipefail
@@ -22,6 +23,10 @@ else
   doorbell_say "running the benchmarks (ctest label bench) in build/release; JSON in build/release/bench-results/"
   ctest --test-dir build/release -L bench -V
 fi
+
+# The NV device check as a lent GPU machine runs it (every optional dependency off), here on the emulated GPU.
+doorbell_say "running the NV device check on the emulated GPU (tests/device/nv_check.sh, MOCKGPU=1)"
+MOCKGPU=1 bash tests/device/nv_check.sh build/nv-check
 
 doorbell_build build/asan "${DOORBELL_ASAN_OPTIONS[@]}"
 doorbell_say "running every test in build/asan"

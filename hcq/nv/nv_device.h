@@ -1,0 +1,116 @@
+// NvDevice: an HCQ device on an NVIDIA GPU driven by our own packets (DESIGN.md "HCQ"): a queue's commands become
+// host, compute and copy-engine methods in a pushbuffer, launched by a GPFIFO entry, a GPPut store and a doorbell
+// write. Kernels launch by QMD (V04 on Hopper) with their parameters in constant bank 0; back-to-back kernels chain
+// (the first QMD schedules the next when it completes); signals are semaphore releases with timestamps, waits are
+// semaphore acquires (circular >= on 64 bits). A queue runs on one channel: with copies on the copy engine's, else
+// on the compute engine's (tinygrad's split into compute and copy queues).
+//
+// Memory: pushbuffers and kernel arguments are written into rings of GPU-visible host memory; a region is reused
+// once the submission that used it has completed (each submission ends with a release of the channel's progress
+// signal). Signals are 32-byte slots of GPU-visible host memory: value at +0, timestamp at +8 (written by a signal),
+// a second timestamp at +24 (written by a timestamp command: a release always writes its payload first, here at +16).
+//
+// MOCKGPU=1 (NvDevice::open(true)) runs the same code on the emulated driver and GPU of mockgpu/nv in this process.
+#pragma once
+#include <array>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "hcq/device.h"
+#include "hcq/hw_queue.h"
+#include "hcq/nv/nv_program.h"
+#include "hcq/nv/nv_session.h"
+
+namespace doorbell::nv {
+
+// A region of GPU-visible host memory used as a ring: take() hands out aligned pieces, and a piece is handed out
+// again only after the submission that used it completed.
+class UploadRing {
+ public:
+  UploadRing(NvMemory memory, std::string what) : memory_(memory), what_(std::move(what)) {}
+  struct Piece {
+    uint8_t* cpu;
+    uint64_t va;
+  };
+  // `wait(count)` blocks until the channel's progress signal reached `count`.
+  template <class Wait>
+  Piece take(uint64_t bytes, uint64_t align, Wait&& wait);
+  // Everything taken so far belongs to submission `count`.
+  void close(uint64_t count) { pending_.push_back({head_, count}); }
+
+ private:
+  NvMemory memory_;
+  std::string what_;
+  uint64_t head_ = 0;            // bytes handed out since the start (positions are head % size)
+  uint64_t completed_end_ = 0;   // everything before this position belongs to completed submissions
+  std::deque<std::pair<uint64_t, uint64_t>> pending_;  // (end position, submission count)
+};
+
+class NvDevice final : public Device {
+ public:
+  // With `emulated`, an emulated driver and GPU (mockgpu/nv) in this process; otherwise the kernel's driver.
+  // Throws naming the step of the bring-up that failed (no driver, an unsupported driver version, ...).
+  static std::unique_ptr<NvDevice> open(bool emulated);
+  ~NvDevice() override;
+
+  bool emulated() const { return emulated_ != nullptr; }
+  // The GPU's architecture as ptxas names it ("sm_90"), from the SM version the driver reports.
+  std::string arch() const;
+  NvSession& session() { return *session_; }
+
+  // Video memory (default) or GPU-visible host memory, mapped for the host too.
+  NvMemory alloc(uint64_t size, bool system_memory = false);
+  void free(const NvMemory& memory);
+
+  // Loads a kernel rendered by compiler/gpu/ptx_renderer.h: on hardware assembled by ptxas (a clear error where
+  // ptxas is missing) and its SASS uploaded; on the emulated GPU the PTX text is the image.
+  std::unique_ptr<NvProgram> load_program(const std::string& name, const std::string& ptx);
+
+  // Buffer storage for host_buffers: video memory mapped for the host (host memory on the emulated GPU, where
+  // both are host memory and small pages keep thousands of small buffers cheap).
+  Storage allocate_storage(size_t bytes) override;
+  void release_storage(const Storage& storage) override;
+
+  void submit(const HWQueue& queue) override;
+  std::shared_ptr<BoundQueue> bind(const HWQueue& queue) override;
+  void submit_bound(std::shared_ptr<const BoundQueue> queue) override;
+
+  // Faults the emulated GPU reported (empty on hardware, where a fault shows in the channel's error notifier).
+  std::vector<std::string> faults() const;
+
+  struct ChannelState;  // defined in nv_device.cpp
+
+ protected:
+  SignalPlacement place_signal() override;
+
+ private:
+  struct Emulated;
+  NvDevice(std::unique_ptr<Emulated> emulated, kernel_interface::SyscallSeam* seam);
+
+  ChannelState& channel_for(std::span<const Command> commands);
+  // Appends the queue's methods to `words`; kernel arguments and QMDs go to `take_kernargs`.
+  template <class Take>
+  void encode(std::span<const Command> commands, std::span<void* const> args, ChannelState& ch, std::vector<uint32_t>& words,
+              Take&& take_kernargs);
+  // Copies `words` into the channel's pushbuffer ring, appends the progress release and rings the doorbell.
+  void kick(ChannelState& ch, const std::vector<uint32_t>& words, const NvMemory* bound_pushbuffer = nullptr,
+            uint32_t bound_words = 0);
+
+  std::unique_ptr<Emulated> emulated_;  // destroyed after the session: the emulated driver outlives it
+  std::unique_ptr<kernel_interface::SyscallSeam> linux_;
+  std::unique_ptr<NvSession> session_;
+  NvMemory signal_pool_{}, kernarg_memory_{};
+  std::optional<UploadRing> kernargs_;
+  uint32_t signals_used_ = 0;
+  std::unique_ptr<ChannelState> compute_, copy_;
+  std::mutex submit_mutex_;
+  std::mutex storage_mutex_;
+  std::unordered_map<uint64_t, NvMemory> storage_;  // by handle
+};
+
+}  // namespace doorbell::nv

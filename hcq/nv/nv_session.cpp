@@ -1,0 +1,190 @@
+#include "hcq/nv/nv_session.h"
+
+#include <fcntl.h>
+
+#include <stdexcept>
+
+#include "kernel-interface/nvidia/driver_version.h"
+#include "kernel-interface/nvidia/rm_classes.h"
+#include "kernel-interface/nvidia/rm_controls.h"
+
+namespace doorbell::nv {
+namespace {
+
+using namespace ki;
+
+// tinygrad's layout (tinygrad-hcq.md §3.3-3.4): the GPFIFO area (both rings and both USERDs) at the bottom of the
+// low VA range, UVM's per-channel ranges above it, then everything this session allocates.
+constexpr uint64_t kLowVaBase = 0x1000000000;
+constexpr uint64_t kGpfifoAreaSize = 0x300000;
+constexpr uint32_t kRingEntries = 0x10000;
+constexpr uint64_t kComputeUserdOffset = 0x80000;
+constexpr uint64_t kCopyRingOffset = 0x100000;
+constexpr uint64_t kCopyUserdOffset = 0x180000;
+constexpr uint64_t kUvmChannelVaBase = kLowVaBase + 0x10000000;
+constexpr uint64_t kUvmChannelRangeSize = 0x4000000;
+constexpr uint64_t kFirstAllocVa = kLowVaBase + 0x20000000;
+
+uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
+
+}  // namespace
+
+NvSession::NvSession(kernel_interface::SyscallSeam& seam)
+    : seam_(seam),
+      ctl_(seam, "/dev/nvidiactl", O_RDWR | O_CLOEXEC),
+      uvm_fd_(seam, "/dev/nvidia-uvm", O_RDWR | O_CLOEXEC),
+      uvm_fd2_(seam, "/dev/nvidia-uvm", O_RDWR | O_CLOEXEC) {
+  rm_ = std::make_unique<NvRm>(seam, ctl_.get());
+  uvm_ = std::make_unique<NvUvm>(seam, uvm_fd_.get());
+  root_ = rm_->alloc_root_client();
+  driver_version_ = check_nv_driver_version(seam, *rm_);  // refuses a driver whose structs we do not know
+  uvm_->initialize();
+  try {
+    uvm_->mm_initialize(uvm_fd2_.get());
+  } catch (const NvStatusError&) {
+    // tinygrad ignores a failing UVM_MM_INITIALIZE too (tinygrad-hcq.md §3.1 step 4)
+  }
+  const auto cards = rm_->card_info();
+  if (cards.empty()) throw std::runtime_error("NV: the driver reports no GPU (NV_ESC_CARD_INFO)");
+  gpu_id_ = cards.at(0).gpu_id;
+  device_path_ = "/dev/nvidia" + std::to_string(cards.at(0).minor_number);
+  dev_fd_ = kernel_interface::SeamFd(seam, device_path_, O_RDWR | O_CLOEXEC);
+  rm_->register_fd(dev_fd_.get());
+
+  NV0080_ALLOC_PARAMETERS device_params{};
+  device_params.deviceId = rm_->device_instance(gpu_id_);
+  device_params.hClientShare = root_;
+  device_params.vaMode = NV_DEVICE_ALLOCATION_VAMODE_OPTIONAL_MULTIPLE_VASPACES;
+  device_ = rm_->alloc(root_, NV01_DEVICE_0, device_params);
+  NV2080_ALLOC_PARAMETERS subdevice_params{};
+  subdevice_ = rm_->alloc(device_, NV20_SUBDEVICE_0, subdevice_params);
+  NV_MEMORY_VIRTUAL_ALLOCATION_PARAMS virtual_params{};
+  virtual_params.limit = 0x1ffffffffffff;
+  virtmem_ = rm_->alloc(device_, NV01_MEMORY_VIRTUAL, virtual_params);
+  usermode_ = rm_->alloc(subdevice_, HOPPER_USERMODE_A);
+  {
+    kernel_interface::SeamFd map_fd = new_gpu_fd();
+    usermode_mmio_ = static_cast<uint32_t*>(rm_->map_memory(device_, usermode_, NVC361_NV_USERMODE__SIZE, map_fd.get()));
+  }
+  NV_VASPACE_ALLOCATION_PARAMETERS vaspace_params{};
+  vaspace_params.vaBase = 0x1000;
+  vaspace_params.vaSize = 0x1fffffb000000;
+  vaspace_params.flags = NV_VASPACE_ALLOCATION_FLAGS_ENABLE_PAGE_FAULTING | NV_VASPACE_ALLOCATION_FLAGS_IS_EXTERNALLY_OWNED;
+  vaspace_ = rm_->alloc(device_, FERMI_VASPACE_A, vaspace_params);
+  uuid_ = rm_->gpu_uuid(subdevice_);
+  uvm_->register_gpu(uuid_);
+  uvm_->register_gpu_vaspace(uuid_, ctl_.get(), root_, vaspace_);
+  const NvU32 sm_index[] = {NV2080_CTRL_GR_INFO_INDEX_SM_VERSION};
+  gpu_arch_ = rm_->gr_info(subdevice_, sm_index).at(0);
+
+  NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS group_params{};
+  group_params.engineType = NV2080_ENGINE_TYPE_GRAPHICS;
+  channel_group_ = rm_->alloc(device_, KEPLER_CHANNEL_GROUP_A, group_params);
+  gpfifo_area_ = alloc_at(kGpfifoAreaSize, kLowVaBase, false);
+  notifier_ = alloc_at(0x10000, kLowVaBase + kGpfifoAreaSize, true);
+  NV_CTXSHARE_ALLOCATION_PARAMETERS share_params{};
+  share_params.hVASpace = vaspace_;
+  share_params.flags = NV_CTXSHARE_ALLOCATION_FLAGS_SUBCONTEXT_ASYNC;
+  ctxshare_ = rm_->alloc(channel_group_, FERMI_CONTEXT_SHARE_A, share_params);
+  make_channel(0, kComputeUserdOffset, HOPPER_COMPUTE_A, kUvmChannelVaBase, compute_);
+  make_channel(kCopyRingOffset, kCopyUserdOffset, HOPPER_DMA_COPY_A, kUvmChannelVaBase + kUvmChannelRangeSize, copy_);
+  rm_->schedule_channel_group(channel_group_);
+  next_va_ = kFirstAllocVa;
+}
+
+NvSession::~NvSession() {
+  for (const NvMemory& m : live_) seam_.munmap(m.cpu, m.size);
+  if (usermode_mmio_ != nullptr) seam_.munmap(usermode_mmio_, NVC361_NV_USERMODE__SIZE);
+  try {
+    if (root_ != 0) rm_->free(root_);  // frees every object of the client
+  } catch (const std::exception&) {
+    // a destructor reports nothing; the driver frees the client when the ctl fd closes anyway
+  }
+}
+
+volatile uint32_t* NvSession::doorbell() const {
+  return usermode_mmio_ + NVC361_NOTIFY_CHANNEL_PENDING / sizeof(uint32_t);
+}
+
+kernel_interface::SeamFd NvSession::new_gpu_fd() {
+  kernel_interface::SeamFd fd(seam_, device_path_, O_RDWR | O_CLOEXEC);
+  rm_->register_fd(fd.get());
+  return fd;
+}
+
+ki::NvHandle NvSession::make_channel(uint64_t ring_offset, uint64_t userd_offset, uint32_t engine_class, uint64_t uvm_va,
+                                     NvChannel& out) {
+  NV_CHANNEL_ALLOC_PARAMS params{};
+  params.hObjectError = notifier_.handle;
+  params.hObjectBuffer = gpfifo_area_.handle;
+  params.gpFifoOffset = gpfifo_area_.va + ring_offset;
+  params.gpFifoEntries = kRingEntries;
+  params.hContextShare = ctxshare_;
+  params.hUserdMemory[0] = gpfifo_area_.handle;
+  params.userdOffset[0] = userd_offset;
+  out.handle = rm_->alloc(channel_group_, HOPPER_CHANNEL_GPFIFO_A, params);
+  rm_->alloc(out.handle, engine_class);
+  uvm_->register_channel(uuid_, ctl_.get(), root_, out.handle, uvm_va, kUvmChannelRangeSize);
+  out.engine_class = engine_class;
+  out.ring = reinterpret_cast<uint64_t*>(gpfifo_area_.cpu + ring_offset);
+  out.ring_entries = kRingEntries;
+  out.userd = gpfifo_area_.cpu + userd_offset;
+  out.token = rm_->work_submit_token(out.handle);
+  return out.handle;
+}
+
+NvMemory NvSession::alloc(uint64_t size, bool system_memory) {
+  if (size == 0) throw std::invalid_argument("NV: an allocation of 0 bytes; expected at least 1");
+  const uint64_t page = system_memory ? 0x1000 : 0x200000;
+  NvMemory m = alloc_at(round_up(size, page), next_va_, system_memory);
+  next_va_ += round_up(m.size, 0x200000);
+  return m;
+}
+
+NvMemory NvSession::alloc_at(uint64_t size, uint64_t va, bool system_memory) {
+  NV_MEMORY_ALLOCATION_PARAMS params{};
+  params.owner = root_;
+  params.type = system_memory ? NVOS32_TYPE_NOTIFIER : NVOS32_TYPE_IMAGE;
+  params.flags = NVOS32_ALLOC_FLAGS_MAP_NOT_REQUIRED | NVOS32_ALLOC_FLAGS_MEMORY_HANDLE_PROVIDED |
+                 NVOS32_ALLOC_FLAGS_ALIGNMENT_FORCE | NVOS32_ALLOC_FLAGS_IGNORE_BANK_PLACEMENT;
+  params.attr = NVOS32_ATTR_PHYSICALITY_CONTIGUOUS << NVOS32_ATTR_PHYSICALITY_SHIFT;
+  params.attr2 = NVOS32_ATTR2_GPU_CACHEABLE_YES << NVOS32_ATTR2_GPU_CACHEABLE_SHIFT;
+  if (system_memory) {
+    params.attr |= NVOS32_ATTR_LOCATION_PCI << NVOS32_ATTR_LOCATION_SHIFT;
+    params.attr2 = NVOS32_ATTR2_GPU_CACHEABLE_NO << NVOS32_ATTR2_GPU_CACHEABLE_SHIFT;
+  }
+  params.format = 6;
+  params.size = size;
+  params.alignment = 0x1000;
+  params.limit = size - 1;
+  NvMemory m;
+  m.size = size;
+  m.system_memory = system_memory;
+  m.handle = rm_->alloc(device_, system_memory ? NV1_MEMORY_SYSTEM : NV1_MEMORY_USER, params);
+  uvm_->create_external_range(va, size);
+  const NvU32 flags = (NVOS46_FLAGS_PAGE_SIZE_4KB << NVOS46_FLAGS_PAGE_SIZE_SHIFT) | NVOS46_FLAGS_CACHE_SNOOP_ENABLE |
+                      NVOS46_FLAGS_DMA_OFFSET_FIXED_TRUE;
+  m.va = rm_->map_memory_dma(device_, virtmem_, m.handle, size, flags, va);
+  uvm_->map_external_allocation(va, size, uuid_, ctl_.get(), root_, m.handle);
+  // tinygrad maps system memory through the ctl fd and video memory through a fresh /dev/nvidiaN fd
+  kernel_interface::SeamFd map_fd;
+  if (!system_memory) map_fd = new_gpu_fd();
+  m.cpu = static_cast<uint8_t*>(rm_->map_memory(device_, m.handle, size, system_memory ? ctl_.get() : map_fd.get()));
+  live_.push_back(m);
+  return m;
+}
+
+void NvSession::free(const NvMemory& memory) {
+  for (auto it = live_.begin(); it != live_.end(); ++it)
+    if (it->handle == memory.handle) {
+      seam_.munmap(it->cpu, it->size);
+      rm_->unmap_memory_dma(device_, virtmem_, it->handle, it->va, it->size);
+      uvm_->free(it->va, it->size);
+      rm_->free(it->handle, device_);
+      live_.erase(it);
+      return;
+    }
+  throw std::invalid_argument("NV: free of memory handle " + std::to_string(memory.handle) + " that this device did not allocate");
+}
+
+}  // namespace doorbell::nv

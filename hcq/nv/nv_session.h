@@ -1,0 +1,81 @@
+// The driver side of an NVIDIA device: tinygrad's bring-up sequence (tinygrad-hcq.md §3.1-3.4) through the RM and
+// UVM wrappers (kernel-interface/nvidia), on any SyscallSeam: the kernel's (LinuxSyscalls) or the emulated driver's
+// (mockgpu/nv/mock_nv_driver.h). It opens the driver, checks its version, makes the device, subdevice, VA space,
+// usermode (doorbell) mapping, channel group, context share and two GPFIFO channels (compute and copy) with their
+// work-submit tokens, and allocates memory mapped at a fixed GPU VA and for the CPU.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernel-interface/nvidia/nv_rm.h"
+#include "kernel-interface/nvidia/nv_uvm.h"
+#include "kernel-interface/syscall_seam.h"
+
+namespace doorbell::nv {
+
+namespace ki = kernel_interface::nvidia;
+
+// GPU memory mapped for the CPU: the same bytes at `va` for the GPU and at `cpu` for the host.
+struct NvMemory {
+  ki::NvHandle handle = 0;
+  uint64_t va = 0;
+  uint64_t size = 0;
+  uint8_t* cpu = nullptr;
+  bool system_memory = false;
+};
+
+// A GPFIFO channel as the host drives it: its ring of 8-byte entries, USERD (GPPut/GPGet) and doorbell token.
+struct NvChannel {
+  ki::NvHandle handle = 0;
+  uint32_t engine_class = 0;   // HOPPER_COMPUTE_A or HOPPER_DMA_COPY_A
+  uint64_t* ring = nullptr;    // CPU view of the entries
+  uint32_t ring_entries = 0;
+  uint8_t* userd = nullptr;    // CPU view of USERD
+  uint32_t token = 0;          // written to the usermode doorbell
+};
+
+class NvSession {
+ public:
+  // Throws (NvStatusError, NvIoctlError, std::runtime_error) naming the step that failed.
+  explicit NvSession(kernel_interface::SyscallSeam& seam);
+  ~NvSession();
+  NvSession(const NvSession&) = delete;
+  NvSession& operator=(const NvSession&) = delete;
+
+  // Video memory (system_memory false) or host memory the GPU reads over PCIe, `size` rounded up to 4 KiB (video
+  // memory to 2 MiB: the GPU's large pages), at the next free GPU VA.
+  NvMemory alloc(uint64_t size, bool system_memory);
+  void free(const NvMemory& memory);
+
+  NvChannel& compute() { return compute_; }
+  NvChannel& copy() { return copy_; }
+  volatile uint32_t* doorbell() const;   // the usermode region's NOTIFY_CHANNEL_PENDING register
+  uint32_t gpu_arch() const { return gpu_arch_; }  // SM version from GR info, e.g. 0x900
+  const std::string& driver_version() const { return driver_version_; }
+  ki::NvRm& rm() { return *rm_; }
+
+ private:
+  NvMemory alloc_at(uint64_t size, uint64_t va, bool system_memory);
+  kernel_interface::SeamFd new_gpu_fd();
+  ki::NvHandle make_channel(uint64_t ring_offset, uint64_t userd_offset, uint32_t engine_class, uint64_t uvm_va,
+                            NvChannel& out);
+
+  kernel_interface::SyscallSeam& seam_;
+  kernel_interface::SeamFd ctl_, uvm_fd_, uvm_fd2_, dev_fd_;
+  std::unique_ptr<ki::NvRm> rm_;
+  std::unique_ptr<ki::NvUvm> uvm_;
+  std::string device_path_, driver_version_;
+  ki::NvHandle root_ = 0, device_ = 0, subdevice_ = 0, virtmem_ = 0, usermode_ = 0, vaspace_ = 0;
+  ki::NvHandle channel_group_ = 0, ctxshare_ = 0;
+  ki::NvProcessorUuid uuid_{};
+  uint32_t gpu_id_ = 0, gpu_arch_ = 0;
+  uint32_t* usermode_mmio_ = nullptr;
+  NvMemory gpfifo_area_, notifier_;
+  NvChannel compute_, copy_;
+  uint64_t next_va_ = 0;
+  std::vector<NvMemory> live_;
+};
+
+}  // namespace doorbell::nv

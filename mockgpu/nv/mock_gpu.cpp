@@ -1,0 +1,135 @@
+#include "mockgpu/nv/mock_gpu.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "mockgpu/nv/mock_gpu_channel.h"
+
+namespace doorbell::mockgpu::nv {
+
+namespace {
+constexpr uint32_t kYieldPollsBeforeSleep = 256;  // idle polls that yield the core before the thread sleeps
+}  // namespace
+
+MockNvGpu::MockNvGpu(MockNvDriver& driver, Options options)
+    : driver_(driver), options_(options), programs_(std::make_unique<ProgramCache>()) {
+  thread_ = std::thread([this] { run(); });
+}
+
+MockNvGpu::~MockNvGpu() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+}
+
+std::vector<std::string> MockNvGpu::faults() const {
+  std::lock_guard lock(mutex_);
+  return faults_;
+}
+
+void MockNvGpu::set_fault_callback(std::function<void(const std::string&)> callback) {
+  std::lock_guard lock(mutex_);
+  fault_callback_ = std::move(callback);
+}
+
+bool MockNvGpu::channel_faulted(uint32_t work_submit_token) const {
+  std::lock_guard lock(mutex_);
+  return std::find(faulted_tokens_.begin(), faulted_tokens_.end(), work_submit_token) != faulted_tokens_.end();
+}
+
+MockNvGpuStats MockNvGpu::stats() const {
+  MockNvGpuStats s;
+  s.gpfifo_entries = stats_.gpfifo_entries.load();
+  s.methods = stats_.methods.load();
+  s.launches = stats_.launches.load();
+  s.copies = stats_.copies.load();
+  s.semaphore_releases = stats_.semaphore_releases.load();
+  s.semaphore_acquires = stats_.semaphore_acquires.load();
+  s.non_stall_interrupts = stats_.non_stall_interrupts.load();
+  return s;
+}
+
+void MockNvGpu::fault(ChannelState& channel, const std::string& message) {
+  channel.faulted = true;
+  const std::string text = channel.name() + " faulted: " + message;
+  std::function<void(const std::string&)> callback;
+  {
+    std::lock_guard lock(mutex_);
+    faults_.push_back(text);
+    faulted_tokens_.push_back(channel.info.work_submit_token);
+    callback = fault_callback_;
+  }
+  if (callback) {
+    try {
+      callback(text);
+    } catch (...) {
+      // The callback belongs to the test or device; its failure must not take the GPU thread down.
+    }
+  }
+}
+
+MockNvGpu::ScanResult MockNvGpu::scan_channels() {
+  ScanResult result;
+  const std::vector<MockChannel> current = driver_.channels();
+  // Forget channels the driver freed.
+  for (auto it = channels_.begin(); it != channels_.end();) {
+    const bool alive = std::any_of(current.begin(), current.end(), [&](const MockChannel& c) {
+      return c.work_submit_token == it->first && c.handle == it->second->info.handle;
+    });
+    it = alive ? std::next(it) : channels_.erase(it);
+  }
+  for (const MockChannel& info : current) {
+    if (!info.scheduled || info.userd == nullptr || info.gpfifo_entries == 0) continue;
+    auto& slot = channels_[info.work_submit_token];
+    if (!slot) {
+      slot = std::make_unique<ChannelState>();
+      slot->gp_get = cp::load32(info.userd + hw::kUserdGpGet) % info.gpfifo_entries;
+    }
+    ChannelState& channel = *slot;
+    channel.info = info;
+    if (channel.faulted) continue;
+    try {
+      const cp::ChannelExecutor::Result r = cp::ChannelExecutor(*this, channel).run();
+      result.progressed |= r.progressed;
+      result.stalled |= r.stalled;
+    } catch (const std::exception& e) {
+      fault(channel, e.what());
+    } catch (...) {
+      fault(channel, "unknown error");
+    }
+  }
+  return result;
+}
+
+void MockNvGpu::run() {
+  bool pending = true;  // scan once at start: work may have been submitted before the GPU existed
+  bool stalled = false;
+  uint32_t idle_polls = 0;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    if (driver_.take_doorbell()) pending = true;
+    if (pending) {
+      ScanResult r;
+      try {
+        r = scan_channels();
+      } catch (...) {
+        // driver_.channels() failed (out of memory): retry on the next doorbell.
+      }
+      pending = r.progressed;
+      stalled = r.stalled;
+      if (pending) {
+        idle_polls = 0;
+        continue;
+      }
+    }
+    // Idle or stalled: yield the core for a while, then sleep in slices; stalled acquires are re-checked each time.
+    if (idle_polls < kYieldPollsBeforeSleep) {
+      ++idle_polls;
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(options_.idle_slice);
+    }
+    // A stalled channel's acquire is re-checked after each pause; an idle GPU waits for a doorbell.
+    if (stalled) pending = true;
+  }
+}
+
+}  // namespace doorbell::mockgpu::nv

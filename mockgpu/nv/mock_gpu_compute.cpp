@@ -1,0 +1,224 @@
+// The compute class (clcbc0.h HOPPER_COMPUTE_A; clc7c0.h / clc9c0.h): setup methods, SEND_PCAS_A +
+// SEND_SIGNALING_PCAS2_B, and the QMD launch: PTX program image, cbuf0 parameters, grid, releases, dependent QMD.
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include "mockgpu/nv/mock_gpu_channel.h"
+#include "mockgpu/nv/ptx_parser.h"
+#include "mockgpu/nv/ptx_sm.h"
+
+namespace doorbell::mockgpu::nv::cp {
+
+using namespace hw;
+
+namespace {
+
+constexpr uint32_t kMaxQmdChain = 1u << 20;     // dependent QMDs followed from one launch before it is a fault
+constexpr size_t kMaxProgramBytes = 64u << 20;  // PTX text longer than this has lost its NUL
+
+// Global memory for the SM over the GPU's address space; mapped_range hands out whole mappings so the interpreter
+// translates once per buffer, not once per access.
+class GpuGlobalMemory final : public GlobalMemory {
+ public:
+  explicit GpuGlobalMemory(GpuMemory& memory) : memory_(memory), mappings_(memory.mappings()) {
+    std::sort(mappings_.begin(), mappings_.end(),
+              [](const GpuMemory::Mapping& a, const GpuMemory::Mapping& b) { return a.va < b.va; });
+  }
+  uint8_t* translate(uint64_t va, size_t bytes) override { return memory_.translate(va, bytes); }
+  Range mapped_range(uint64_t va, size_t bytes) override {
+    auto it = std::upper_bound(mappings_.begin(), mappings_.end(), va,
+                               [](uint64_t v, const GpuMemory::Mapping& m) { return v < m.va; });
+    if (it != mappings_.begin()) {
+      const GpuMemory::Mapping& m = *std::prev(it);
+      if (va - m.va < m.size && m.size - (va - m.va) >= bytes) return {m.va, m.size, m.host};
+    }
+    return {va, bytes, translate(va, bytes)};  // throws naming the address
+  }
+
+ private:
+  GpuMemory& memory_;
+  std::vector<GpuMemory::Mapping> mappings_;
+};
+
+}  // namespace
+
+void ChannelExecutor::require_fits(uint32_t data, Field f) {
+  if (!fits(data, f)) {
+    fail(std::string("bits above ") + f.name + " " + std::to_string(f.hi) + ":" + std::to_string(f.lo) + " are set");
+  }
+}
+
+void ChannelExecutor::compute_method(uint32_t subchannel, uint32_t cls, uint32_t method, uint32_t data) {
+  switch (method) {
+    case NVCBC0_SET_SHADER_SHARED_MEMORY_WINDOW_A:
+      require_fits(data, NVCBC0_SET_SHADER_SHARED_MEMORY_WINDOW_A_BASE_ADDRESS_UPPER);
+      return;
+    case NVCBC0_SET_SHADER_LOCAL_MEMORY_WINDOW_A:
+      require_fits(data, NVCBC0_SET_SHADER_LOCAL_MEMORY_WINDOW_A_BASE_ADDRESS_UPPER);
+      return;
+    case NVCBC0_SET_SHADER_LOCAL_MEMORY_A:
+      require_fits(data, cls == HOPPER_COMPUTE_A ? NVCBC0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER
+                                                 : NVC7C0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER);
+      return;
+    case NVCBC0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A:
+      require_fits(data, NVCBC0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A_SIZE_UPPER);
+      return;
+    case NVCBC0_SEND_SIGNALING_PCAS2_B: {
+      const uint32_t action = get(data, NVCBC0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION);
+      switch (action) {
+        case PCAS_ACTION_NOP:
+        case PCAS_ACTION_INVALIDATE:
+        case PCAS_ACTION_PREFETCH: return;
+        case PCAS_ACTION_SCHEDULE:
+        case PCAS_ACTION_INVALIDATE_COPY_SCHEDULE:
+        case PCAS_ACTION_PREFETCH_SCHEDULE:
+        case PCAS_ACTION_INVALIDATE_PREFETCH_COPY_SCHEDULE:
+        case PCAS_ACTION_INVALIDATE_PREFETCH_COPY_FORCE_REQUIRE_SCHEDULING:
+          launch(cls, uint64_t{ch_.reg(subchannel, NVCBC0_SEND_PCAS_A)} << 8);
+          return;
+      }
+      fail("NVCBC0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION " + hex(action) +
+           " is not emulated; expected a NOP, INVALIDATE, PREFETCH or a SCHEDULE action");
+    }
+    default: return;  // recorded setup state (windows, local memory sizes, cache invalidations, PCAS_A)
+  }
+}
+
+void ChannelExecutor::launch(uint32_t cls, uint64_t qmd_va) {
+  const QmdLayout* layout = qmd_layout(cls);
+  for (uint32_t chained = 0;; ++chained) {
+    if (chained >= kMaxQmdChain) {
+      fail("QMD chain from the launch passed " + std::to_string(kMaxQmdChain) +
+           " dependent QMDs; expected a chain that ends (a QMD that depends on itself loops)");
+    }
+    const std::string where = "QMD " + std::string(layout->version) + " at " + hex(qmd_va);
+    require_aligned("QMD", qmd_va, 256);
+    std::vector<uint32_t> words(layout->words);
+    std::memcpy(words.data(), translate(memory_, qmd_va, words.size() * 4, where), words.size() * 4);
+    const Qmd qmd = decode_qmd(*layout, words);
+    if (qmd.major != layout->major) {
+      fail(where + ": " + layout->major_version.name + " is " + std::to_string(qmd.major) + "; " + class_name(cls) +
+           " reads QMD " + layout->version + " (major " + std::to_string(layout->major) + ")");
+    }
+    run_grid(qmd, where);
+    for (size_t i = 0; i < qmd.releases.size(); ++i) {
+      if (qmd.release_enabled[i]) qmd_release(qmd.releases[i], where + " release " + std::to_string(i));
+    }
+    if (!qmd.dependent_enable) return;
+    if (qmd.dependent_action != DEPENDENT_QMD_ACTION_QMD_SCHEDULE &&
+        qmd.dependent_action != DEPENDENT_QMD_ACTION_QMD_INVALIDATE_COPY_SCHEDULE) {
+      fail(where + ": DEPENDENT_QMD_ACTION(0) " + std::to_string(qmd.dependent_action) +
+           " is not emulated; expected QMD_SCHEDULE (1) or QMD_INVALIDATE_COPY_SCHEDULE (3)");
+    }
+    qmd_va = qmd.dependent_address;
+  }
+}
+
+void ChannelExecutor::qmd_release(const QmdRelease& r, const std::string& where) {
+  if (r.reduction) fail(where + ": RELEASE_REDUCTION_ENABLE is set; reductions are not emulated");
+  bool payload64 = r.payload64;
+  bool timestamp = false;
+  switch (r.structure_size) {
+    case RELEASE_STRUCTURE_SIZE_SEMAPHORE_FOUR_WORDS: timestamp = true; break;
+    case RELEASE_STRUCTURE_SIZE_SEMAPHORE_ONE_WORD:
+      if (payload64) fail(where + ": STRUCTURE_SIZE SEMAPHORE_ONE_WORD with PAYLOAD64B; expected TWO_WORDS");
+      break;
+    case RELEASE_STRUCTURE_SIZE_SEMAPHORE_TWO_WORDS: payload64 = true; break;
+    default: fail(where + ": STRUCTURE_SIZE " + std::to_string(r.structure_size) + " is not a structure size");
+  }
+  release_semaphore(memory_, where, r.address, r.payload, payload64, timestamp);
+  gpu_.stats_.semaphore_releases.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::string ChannelExecutor::read_program_text(uint64_t va, const std::string& where) {
+  std::string text;
+  for (uint64_t at = va; text.size() < kMaxProgramBytes;) {
+    size_t chunk = 0x1000 - (at & 0xfff);
+    const uint8_t* p = nullptr;
+    try {
+      p = memory_.translate(at, chunk);
+    } catch (const std::exception&) {
+      chunk = 1;  // the mapping ends inside this page: go byte by byte
+      p = translate(memory_, at, 1, where + ": PTX text of the program (no NUL terminator before)");
+    }
+    const void* nul = std::memchr(p, 0, chunk);
+    if (nul != nullptr) {
+      text.append(reinterpret_cast<const char*>(p), static_cast<const uint8_t*>(nul) - p);
+      return text;
+    }
+    text.append(reinterpret_cast<const char*>(p), chunk);
+    at += chunk;
+  }
+  fail(where + ": program at " + hex(va) + " has no NUL within " + std::to_string(kMaxProgramBytes) +
+       " bytes; the mock expects NUL-terminated PTX text there");
+}
+
+std::shared_ptr<const PtxProgram> ChannelExecutor::program_at(uint64_t va, const std::string& where) {
+  std::string text = read_program_text(va, where);
+  const size_t hash = std::hash<std::string>{}(text);
+  auto& cache = gpu_.programs_->by_address;
+  auto it = cache.find(va);
+  if (it != cache.end() && it->second.hash == hash && it->second.text == text) return it->second.program;
+  std::shared_ptr<const PtxProgram> program;
+  try {
+    program = std::make_shared<const PtxProgram>(parse_ptx(text));
+  } catch (const std::exception& e) {
+    fail(where + ": the program at " + hex(va) + " is not PTX the SM accepts: " + e.what());
+  }
+  if (cache.size() > 4096) cache.clear();
+  cache[va] = {hash, std::move(text), program};
+  return program;
+}
+
+void ChannelExecutor::run_grid(const Qmd& q, const std::string& where) {
+  for (int d = 0; d < 3; ++d) {
+    if (q.grid[d] == 0 || q.block[d] == 0) {
+      fail(where + ": grid " + dims(q.grid) + " block " + dims(q.block) + " has a zero dimension");
+    }
+  }
+  const auto program = program_at(q.program_address, where);
+  if (program->entries.size() != 1) {
+    fail(where + ": the program at " + hex(q.program_address) + " has " + std::to_string(program->entries.size()) +
+         " .entry functions; the mock launches a module with exactly one");
+  }
+  const PtxEntry& entry = program->entries.front();
+  const std::string kernel = where + ", kernel " + entry.name;
+  if (!q.constant_buffer0_valid) {
+    fail(kernel + ": CONSTANT_BUFFER_VALID(0) is 0; the kernel's parameters live in constant buffer 0");
+  }
+  const uint64_t needed = kCbuf0ParamOffset + entry.param_bytes;
+  if (q.constant_buffer0_size < needed) {
+    fail(kernel + ": constant buffer 0 at " + hex(q.constant_buffer0_address) + " is " +
+         std::to_string(q.constant_buffer0_size) + " bytes; the parameters need " + std::to_string(needed) + " (" +
+         std::to_string(entry.param_bytes) + " bytes at " + hex(kCbuf0ParamOffset) + ")");
+  }
+  std::vector<uint8_t> params(entry.param_bytes);
+  if (!params.empty()) {
+    std::memcpy(params.data(),
+                translate(memory_, q.constant_buffer0_address + kCbuf0ParamOffset, params.size(),
+                          kernel + ": parameters in constant buffer 0"),
+                params.size());
+  }
+  if (q.shared_memory_size < entry.static_shared_bytes) {
+    fail(kernel + ": SHARED_MEMORY_SIZE is " + std::to_string(q.shared_memory_size) +
+         " bytes but the kernel declares " + std::to_string(entry.static_shared_bytes) +
+         " bytes of static shared memory");
+  }
+  const uint32_t dynamic_shared =
+      q.shared_memory_size > entry.dynamic_shared_offset ? q.shared_memory_size - entry.dynamic_shared_offset : 0;
+  GpuGlobalMemory global(memory_);
+  try {
+    run_kernel(*program, entry.name, {q.grid[0], q.grid[1], q.grid[2]}, {q.block[0], q.block[1], q.block[2]}, params,
+               dynamic_shared, global);
+  } catch (const std::exception& e) {
+    fail(kernel + " (grid " + dims(q.grid) + ", block " + dims(q.block) + "): " + e.what());
+  }
+  gpu_.stats_.launches.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::string ChannelExecutor::dims(const std::array<uint32_t, 3>& d) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+}
+
+}  // namespace doorbell::mockgpu::nv::cp

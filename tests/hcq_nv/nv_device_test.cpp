@@ -1,0 +1,274 @@
+// The NV HCQ device (hcq/nv/nv_device.h) on the emulated driver and GPU (mockgpu/nv): the same bring-up, packets,
+// QMDs and doorbell writes a real H200 gets, executed by the mock's command processor and PTX SM. The HCQ contract
+// (signal, wait, a wait the host satisfies later, timestamps bracketing a kernel, 1000 kernels, copies, bind and a
+// patched resubmit, values near 2^31 and 2^32, a timeout naming the signal, a fault naming the address) and kernels
+// rendered by the PTX renderer checked against the CPU.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+
+#include "compiler/c_renderer.h"
+#include "compiler/gpu/ptx_renderer.h"
+#include "frontend/tensor.h"
+#include "hcq/host_buffers.h"
+#include "hcq/nv/nv_device.h"
+#include "hcq/run_linear.h"
+#include "hcq/wait_primitives.h"
+
+namespace doorbell::nv {
+namespace {
+
+NvDevice& device() {
+  static NvDevice* dev = NvDevice::open(/*emulated=*/true).release();  // one emulated GPU for the whole suite
+  return *dev;
+}
+
+// The kernel of a one-kernel program, rendered for sm_90 and loaded, with its launch dims.
+struct Loaded {
+  std::unique_ptr<NvProgram> program;
+  GpuKernel kernel;
+  UOp call;
+};
+
+Loaded load(const Tensor& t) {
+  UOp linear = t.schedule_linear();
+  EXPECT_EQ(linear.src().size(), 1u);
+  Loaded l;
+  l.call = linear.src(0);
+  const GpuTarget& target = gpu_target("sm_90");
+  l.kernel = prepare_gpu_kernel(l.call.src(0), target);
+  std::string name = c_kernel_name(l.call.src(0));
+  l.program = device().load_program(name, render_ptx(name, l.kernel, target));
+  return l;
+}
+
+std::array<uint32_t, 3> dims(const std::array<int64_t, 3>& d) {
+  return {static_cast<uint32_t>(d[0]), static_cast<uint32_t>(d[1]), static_cast<uint32_t>(d[2])};
+}
+
+// Device copies of the call's buffers, filled with their host contents.
+std::vector<NvMemory> upload(const UOp& call) {
+  std::vector<NvMemory> out;
+  for (size_t i = 1; i < call.src().size(); i++) {
+    std::span<std::byte> b = buffer_bytes(call.src(i));
+    NvMemory m = device().alloc(std::max<size_t>(b.size(), 1));
+    std::memcpy(m.cpu, b.data(), b.size());
+    out.push_back(m);
+  }
+  return out;
+}
+
+std::vector<uint64_t> vas(const std::vector<NvMemory>& ms) {
+  std::vector<uint64_t> v;
+  for (const NvMemory& m : ms) v.push_back(m.va);
+  return v;
+}
+
+void free_all(const std::vector<NvMemory>& ms) {
+  for (const NvMemory& m : ms) device().free(m);
+}
+
+TEST(NvDevice, WithoutAnNvidiaDriverOpeningTheRealDeviceNamesTheMissingFile) {
+  if (access("/dev/nvidiactl", F_OK) == 0) GTEST_SKIP() << "this machine has an NVIDIA driver";
+  try {
+    NvDevice::open(/*emulated=*/false);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/nvidiactl"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NvDevice, BringsUpOnTheEmulatedDriverWithTwoChannelsAndTokens) {
+  NvDevice& d = device();
+  EXPECT_TRUE(d.emulated());
+  EXPECT_EQ(d.session().gpu_arch(), 0x900u);
+  EXPECT_EQ(d.session().driver_version().rfind("580.", 0), 0u);
+  EXPECT_NE(d.session().compute().token, d.session().copy().token);
+  EXPECT_EQ(d.session().compute().engine_class, 0xcbc0u);
+  EXPECT_EQ(d.session().copy().engine_class, 0xc8b5u);
+}
+
+TEST(NvDevice, SignalWrittenByTheQueueReachesTheHostWithItsTimestamp) {
+  NvDevice& d = device();
+  Signal& s = d.new_signal("signalled");
+  const uint64_t before = static_cast<uint64_t>(monotonic_ns());
+  HWQueue().signal(s, 7).submit(d);
+  s.wait(7);
+  EXPECT_EQ(s.value(), 7u);
+  EXPECT_GE(s.timestamp(), before);
+  EXPECT_LE(s.timestamp(), static_cast<uint64_t>(monotonic_ns()));
+  EXPECT_NE(s.device_address() % 16, 8u);
+}
+
+TEST(NvDevice, AQueueWaitsUntilTheHostSetsTheSignalLater) {
+  NvDevice& d = device();
+  Signal& gate = d.new_signal("gate");
+  Signal& done = d.new_signal("done");
+  HWQueue().wait(gate, 1).signal(done, 1).submit(d);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(done.value(), 0u) << "the wait let the signal through before the host set the gate";
+  gate.set(1);
+  done.wait(1);
+  EXPECT_EQ(done.value(), 1u);
+}
+
+TEST(NvDevice, WaitsCompareAllSixtyFourBitsAcrossTwoToThe31And32) {
+  NvDevice& d = device();
+  Signal& gate = d.new_signal("wide gate");
+  Signal& done = d.new_signal("wide done");
+  for (uint64_t v : {(uint64_t{1} << 31) - 1, uint64_t{1} << 31, (uint64_t{1} << 32) + 5, (uint64_t{1} << 40) + 1}) {
+    HWQueue().wait(gate, v).signal(done, v).submit(d);
+    gate.set(v - 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_LT(done.value(), v) << "a wait for " << v << " passed at " << v - 1;
+    gate.set(v);
+    done.wait(v);
+  }
+}
+
+TEST(NvDevice, AKernelRendersRunsAndMatchesTheCpuWithTimestampsAroundIt) {
+  Tensor::manual_seed(11);
+  Tensor a = Tensor::randn({1000}).realize(), b = Tensor::randn({1000}).realize();
+  Loaded l = load(a * b + 1);
+  std::vector<NvMemory> bufs = upload(l.call);
+  run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {l.call}));  // the reference, on the CPU
+  std::span<std::byte> want = buffer_bytes(l.call.src(1));
+  std::memset(bufs[0].cpu, 0xAB, want.size());
+  NvDevice& d = device();
+  Signal& start = d.new_signal("kernel start");
+  Signal& end = d.new_signal("kernel end");
+  Signal& done = d.new_signal("kernel done");
+  HWQueue().timestamp(start).exec(*l.program, vas(bufs), dims(l.kernel.global_size), dims(l.kernel.local_size))
+      .timestamp(end).signal(done, 1).submit(d);
+  done.wait(1);
+  EXPECT_EQ(std::memcmp(bufs[0].cpu, want.data(), want.size()), 0);
+  EXPECT_GT(start.timestamp(), 0u);
+  EXPECT_LE(start.timestamp(), end.timestamp());
+  EXPECT_LE(end.timestamp(), done.timestamp());
+  free_all(bufs);
+}
+
+TEST(NvDevice, GroupedReductionWithSharedMemoryAndABarrierRuns) {
+  Tensor x = Tensor::randint({5000}, -9, 9).realize();
+  Loaded l = load(x.sum());
+  std::vector<NvMemory> bufs = upload(l.call);
+  run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {l.call}));
+  std::span<std::byte> want = buffer_bytes(l.call.src(1));
+  std::memset(bufs[0].cpu, 0, want.size());
+  NvDevice& d = device();
+  Signal& done = d.new_signal("grouped done");
+  EXPECT_GT(l.program->shared_bytes, 0u);
+  HWQueue().exec(*l.program, vas(bufs), dims(l.kernel.global_size), dims(l.kernel.local_size)).signal(done, 1).submit(d);
+  done.wait(1);
+  EXPECT_EQ(std::memcmp(bufs[0].cpu, want.data(), want.size()), 0);
+  free_all(bufs);
+}
+
+TEST(NvDevice, AThousandChainedKernelsInOneSubmissionRunInOrder) {
+  // y = y + 1 a thousand times: each kernel reads what the previous one wrote, so they must run in order.
+  Tensor y = Tensor::zeros({256}).contiguous().realize();
+  Loaded l = load(y.assign(y + 1));
+  std::vector<NvMemory> bufs = upload(l.call);
+  std::memset(bufs[0].cpu, 0, 256 * 4);
+  HWQueue q;
+  std::vector<uint64_t> args = vas(bufs);
+  for (int i = 0; i < 1000; i++) q.exec(*l.program, args, dims(l.kernel.global_size), dims(l.kernel.local_size));
+  NvDevice& d = device();
+  Signal& done = d.new_signal("thousand done");
+  q.signal(done, 1).submit(d);
+  done.wait(1);
+  const float* out = reinterpret_cast<const float*>(bufs[0].cpu);
+  for (int i = 0; i < 256; i++) ASSERT_EQ(out[i], 1000.0f) << "element " << i;
+  free_all(bufs);
+}
+
+TEST(NvDevice, CopyEngineCopiesAndSignalsOnItsOwnChannel) {
+  NvDevice& d = device();
+  NvMemory src = d.alloc(1 << 20), dst = d.alloc(1 << 20);
+  for (int i = 0; i < (1 << 20); i++) src.cpu[i] = static_cast<uint8_t>(i * 7 + 3);
+  std::memset(dst.cpu, 0, 1 << 20);
+  Signal& done = d.new_signal("copied");
+  HWQueue().copy(reinterpret_cast<void*>(dst.va), reinterpret_cast<const void*>(src.va), 1 << 20).signal(done, 1).submit(d);
+  done.wait(1);
+  EXPECT_EQ(std::memcmp(src.cpu, dst.cpu, 1 << 20), 0);
+  d.free(src);
+  d.free(dst);
+}
+
+TEST(NvDevice, AQueueMixingExecAndCopyIsRejectedSayingWhy) {
+  Loaded l = load(Tensor::empty({64}) + 1);
+  std::vector<NvMemory> bufs = upload(l.call);
+  HWQueue q;
+  q.exec(*l.program, vas(bufs), {1, 1, 1}, {64, 1, 1}).copy(reinterpret_cast<void*>(bufs[0].va), reinterpret_cast<void*>(bufs[1].va), 4);
+  try {
+    q.submit(device());
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("both exec and copy"), std::string::npos) << e.what();
+  }
+  free_all(bufs);
+}
+
+TEST(NvDevice, BoundQueueResubmitsAndAPatchedSignalValueAndBufferTakeEffect) {
+  Tensor y = Tensor::zeros({64}).contiguous().realize();
+  Loaded l = load(y.assign(y + 1));
+  std::vector<NvMemory> a = upload(l.call), b = upload(l.call);
+  std::memset(a[0].cpu, 0, 256);
+  std::memset(b[0].cpu, 0, 256);
+  NvDevice& d = device();
+  Signal& done = d.new_signal("bound done");
+  HWQueue q;
+  q.exec(*l.program, vas(a), dims(l.kernel.global_size), dims(l.kernel.local_size)).signal(done, 1);
+  q.bind(d);
+  q.submit(d);
+  done.wait(1);
+  q.patch_value(1, 2);
+  q.submit(d);
+  done.wait(2);
+  EXPECT_EQ(reinterpret_cast<const float*>(a[0].cpu)[0], 2.0f);
+  ASSERT_EQ(b.size(), 1u) << "y.assign(y + 1) reads and writes one buffer";
+  q.patch_buffer(0, 0, reinterpret_cast<void*>(b[0].va));
+  q.patch_value(1, 3);
+  q.submit(d);
+  done.wait(3);
+  EXPECT_EQ(reinterpret_cast<const float*>(a[0].cpu)[0], 2.0f);
+  EXPECT_EQ(reinterpret_cast<const float*>(b[0].cpu)[0], 1.0f);
+  free_all(a);
+  free_all(b);
+}
+
+TEST(NvDevice, AWaitThatNeverPassesTimesOutNamingTheDeviceAndSignal) {
+  NvDevice& d = device();
+  Signal& s = d.new_signal("never");
+  try {
+    s.wait(1, std::chrono::milliseconds(50));
+    ADD_FAILURE() << "no timeout";
+  } catch (const std::runtime_error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("NV"), std::string::npos) << m;
+    EXPECT_NE(m.find("'never'"), std::string::npos) << m;
+  }
+}
+
+TEST(NvDevice, AKernelReadingUnmappedMemoryFaultsNamingTheAddress) {
+  // A fresh device: the fault stops its compute channel.
+  std::unique_ptr<NvDevice> d = NvDevice::open(true);
+  UOp linear = (Tensor::empty({64}) + 1).schedule_linear();
+  const GpuTarget& target = gpu_target("sm_90");
+  GpuKernel k = prepare_gpu_kernel(linear.src(0).src(0), target);
+  auto p = d->load_program("faulting", render_ptx("faulting", k, target));
+  NvMemory out = d->alloc(256);
+  const uint64_t bad = 0xdead0000;
+  Signal& done = d->new_signal("after fault");
+  HWQueue().exec(*p, std::vector<uint64_t>{out.va, bad}, dims(k.global_size), dims(k.local_size)).signal(done, 1).submit(*d);
+  EXPECT_THROW(done.wait(1, std::chrono::milliseconds(300)), std::runtime_error);
+  std::vector<std::string> faults = d->faults();
+  ASSERT_FALSE(faults.empty());
+  EXPECT_NE(faults[0].find("0xdead0000"), std::string::npos) << faults[0];
+}
+
+}  // namespace
+}  // namespace doorbell::nv
