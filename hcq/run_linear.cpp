@@ -241,7 +241,7 @@ class LinearRunner {
     auto it = launches->find(program.get());
     if (it != launches->end()) return it->second;
     const UOp& sink = program.src(0);
-    const GpuTarget& target = gpu_target(d.arch());
+    const GpuTarget& target = gpu_target(d.ptx_target());
     GpuKernel k = prepare_gpu_kernel(sink, target);
     const std::string name = c_kernel_name(sink);
     NvLaunch l{program, d.load_program(name, render_ptx(name, k, target)), {}, {}, estimate_kernel(sink)};

@@ -57,7 +57,7 @@ Kernel load_kernel(NvDevice& d, const Tensor& t) {
   expect(linear.src().size() == 1, "expected one kernel");
   Kernel k;
   k.call = linear.src(0);
-  const GpuTarget& target = gpu_target(d.arch());
+  const GpuTarget& target = gpu_target(d.ptx_target());
   GpuKernel g = prepare_gpu_kernel(k.call.src(0), target);
   std::string name = c_kernel_name(k.call.src(0));
   k.program = d.load_program(name, render_ptx(name, g, target));

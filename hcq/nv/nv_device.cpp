@@ -76,6 +76,7 @@ UploadRing::Piece UploadRing::take(uint64_t bytes, uint64_t align, Wait&& wait) 
 }
 
 struct NvDevice::Emulated {
+  explicit Emulated(const mockgpu::nv::MockGpuConfig& config) : driver(config) {}
   mockgpu::nv::MockNvDriver driver;
   mockgpu::nv::MockNvGpu gpu{driver};
 };
@@ -90,8 +91,12 @@ struct NvDevice::ChannelState {
   uint32_t put = 0;                 // next GPFIFO entry
 };
 
+std::unique_ptr<NvDevice> NvDevice::open_emulated(const mockgpu::nv::MockGpuConfig& config) {
+  return std::unique_ptr<NvDevice>(new NvDevice(std::make_unique<Emulated>(config), nullptr));
+}
+
 std::unique_ptr<NvDevice> NvDevice::open(bool emulated) {
-  if (emulated) return std::unique_ptr<NvDevice>(new NvDevice(std::make_unique<Emulated>(), nullptr));
+  if (emulated) return open_emulated(mockgpu::nv::MockGpuConfig{});
   return std::unique_ptr<NvDevice>(new NvDevice(nullptr, nullptr));
 }
 
@@ -119,8 +124,8 @@ NvDevice::NvDevice(std::unique_ptr<Emulated> emulated, kernel_interface::Syscall
   compute_ = make(session_->compute(), "compute");
   copy_ = make(session_->copy(), "copy");
   // Bind the engine classes to their subchannels once (SET_OBJECT), as every driver does at channel setup.
-  kick(*compute_, encode_set_object(kSubchannelCompute, HOPPER_COMPUTE_A));
-  kick(*copy_, encode_set_object(kSubchannelCopy, HOPPER_DMA_COPY_A));
+  kick(*compute_, encode_set_object(kSubchannelCompute, session_->classes().compute));
+  kick(*copy_, encode_set_object(kSubchannelCopy, session_->classes().copy));
 }
 
 NvDevice::~NvDevice() {
@@ -147,8 +152,10 @@ SignalPlacement NvDevice::place_signal() {
 
 std::string NvDevice::arch() const {
   const uint32_t v = session_->gpu_arch();
-  return "sm_" + std::to_string(v >> 8) + std::to_string((v >> 4) & 0xf);
+  return "sm_" + std::to_string(v >> 8) + std::to_string(v & 0xff);  // GR SM_VERSION 0x806 is sm_86 (tinygrad)
 }
+
+std::string NvDevice::ptx_target() const { return (session_->gpu_arch() >> 8) >= 9 ? "sm_90" : "sm_80"; }
 
 NvMemory NvDevice::alloc(uint64_t size, bool system_memory) { return session_->alloc(size, system_memory); }
 
@@ -232,7 +239,8 @@ void NvDevice::encode(std::span<const Command> commands, std::span<void* const> 
                                       std::to_string(c.buffers_count));
         const uint64_t cbuf_bytes = round_up(p.constant0_bytes, 64);
         const uint64_t qmd_at = round_up(cbuf_bytes, kQmdAlignment);
-        UploadRing::Piece piece = take_kernargs(qmd_at + kQmdV04Words * 4, kQmdAlignment);
+        const uint32_t compute_class = session_->classes().compute;
+        UploadRing::Piece piece = take_kernargs(qmd_at + qmd_words(compute_class) * 4, kQmdAlignment);
         std::memset(piece.cpu, 0, cbuf_bytes);
         auto* cbuf = reinterpret_cast<uint32_t*>(piece.cpu);
         const uint64_t driver_words[] = {kSharedWindow, kLocalWindow, 0xfffdc0};
@@ -257,12 +265,12 @@ void NvDevice::encode(std::span<const Command> commands, std::span<void* const> 
         q.constant_buffer0_size = static_cast<uint32_t>(cbuf_bytes);
         q.sass_version = ((session_->gpu_arch() >> 4) & 0xf0) | (session_->gpu_arch() & 0xf);
         uint8_t* qmd_cpu = piece.cpu + qmd_at;
-        const auto qmd = encode_qmd_v04(q);
-        std::memcpy(qmd_cpu, qmd.data(), sizeof(qmd));
+        const std::vector<uint32_t> qmd = encode_qmd(compute_class, q);  // V04 on Hopper, V03 on Ampere/Ada
+        std::memcpy(qmd_cpu, qmd.data(), qmd.size() * 4);
         if (previous) {  // chain: the previous grid schedules this one when it completes (tinygrad's QMD chaining)
           previous->first.dependent_qmd_address = piece.va + qmd_at;
-          const auto prev = encode_qmd_v04(previous->first);
-          std::memcpy(previous->second, prev.data(), sizeof(prev));
+          const std::vector<uint32_t> prev = encode_qmd(compute_class, previous->first);
+          std::memcpy(previous->second, prev.data(), prev.size() * 4);
         } else {
           append(encode_compute_launch(piece.va + qmd_at, PcasAction::kInvalidateCopySchedule));
         }
@@ -270,22 +278,22 @@ void NvDevice::encode(std::span<const Command> commands, std::span<void* const> 
         break;
       }
       case CommandKind::kCopy:
-        append(encode_copy_linear(HOPPER_DMA_COPY_A, reinterpret_cast<uintptr_t>(c.dst), reinterpret_cast<uintptr_t>(c.src), c.bytes));
+        append(encode_copy_linear(session_->classes().copy, reinterpret_cast<uintptr_t>(c.dst), reinterpret_cast<uintptr_t>(c.src), c.bytes));
         previous.reset();
         break;
       case CommandKind::kSignal:
         if (c.signal->device_address() == 0) throw std::invalid_argument("NV: signal '" + c.signal->name() + "' of " + c.signal->device() + " is not in GPU memory");
-        append(encode_semaphore_release(HOPPER_CHANNEL_GPFIFO_A, c.signal->device_address(), c.value, /*with_timestamp=*/true));
+        append(encode_semaphore_release(session_->classes().gpfifo, c.signal->device_address(), c.value, /*with_timestamp=*/true));
         previous.reset();
         break;
       case CommandKind::kWait:
         if (c.signal->device_address() == 0) throw std::invalid_argument("NV: signal '" + c.signal->name() + "' of " + c.signal->device() + " is not in GPU memory");
-        append(encode_semaphore_acquire_geq(HOPPER_CHANNEL_GPFIFO_A, c.signal->device_address(), c.value));
+        append(encode_semaphore_acquire_geq(session_->classes().gpfifo, c.signal->device_address(), c.value));
         previous.reset();
         break;
       case CommandKind::kTimestamp:
         if (c.signal->device_address() == 0) throw std::invalid_argument("NV: signal '" + c.signal->name() + "' of " + c.signal->device() + " is not in GPU memory");
-        append(encode_semaphore_release(HOPPER_CHANNEL_GPFIFO_A, c.signal->device_address() + 16, 0, /*with_timestamp=*/true));
+        append(encode_semaphore_release(session_->classes().gpfifo, c.signal->device_address() + 16, 0, /*with_timestamp=*/true));
         previous.reset();
         break;
       case CommandKind::kMemoryBarrier:
@@ -300,7 +308,7 @@ void NvDevice::kick(ChannelState& ch, const std::vector<uint32_t>& words, const 
   auto wait = [&](uint64_t count) { ch.progress->wait(count); };
   const uint64_t count = ++ch.submissions;
   std::vector<uint32_t> all = words;
-  const auto release = encode_semaphore_release(HOPPER_CHANNEL_GPFIFO_A, ch.progress->device_address(), count, false);
+  const auto release = encode_semaphore_release(session_->classes().gpfifo, ch.progress->device_address(), count, false);
   all.insert(all.end(), release.begin(), release.end());
   UploadRing::Piece pb = ch.pushbuffers->take(all.size() * 4, 4, wait);
   std::memcpy(pb.cpu, all.data(), all.size() * 4);
@@ -382,7 +390,8 @@ std::shared_ptr<BoundQueue> NvDevice::bind(const HWQueue& queue) {
   uint64_t kernarg_bytes = 0;
   for (const Command& c : b->commands)
     if (c.kind == CommandKind::kExec && c.program != nullptr)
-      kernarg_bytes += round_up(round_up(static_cast<const NvProgram*>(c.program)->constant0_bytes, 64), kQmdAlignment) + kQmdV04Words * 4 + kQmdAlignment;
+      kernarg_bytes += round_up(round_up(static_cast<const NvProgram*>(c.program)->constant0_bytes, 64), kQmdAlignment) +
+                       qmd_words(session_->classes().compute) * 4 + kQmdAlignment;
   if (kernarg_bytes) b->kernargs = session_->alloc(kernarg_bytes, true);
   auto encode_into = [&](NvBoundQueue& q) {
     std::vector<uint32_t> words;

@@ -26,6 +26,10 @@
 #include "hcq/nv/nv_program.h"
 #include "hcq/nv/nv_session.h"
 
+namespace doorbell::mockgpu::nv {
+struct MockGpuConfig;
+}
+
 namespace doorbell::nv {
 
 // A region of GPU-visible host memory used as a ring: take() hands out aligned pieces, and a piece is handed out
@@ -56,11 +60,16 @@ class NvDevice final : public Device {
   // With `emulated`, an emulated driver and GPU (mockgpu/nv) in this process; otherwise the kernel's driver.
   // Throws naming the step of the bring-up that failed (no driver, an unsupported driver version, ...).
   static std::unique_ptr<NvDevice> open(bool emulated);
+  // An emulated GPU as `config` describes it (another class list, SM version or driver version).
+  static std::unique_ptr<NvDevice> open_emulated(const mockgpu::nv::MockGpuConfig& config);
   ~NvDevice() override;
 
   bool emulated() const { return emulated_ != nullptr; }
   // The GPU's architecture as ptxas names it ("sm_90"), from the SM version the driver reports.
   std::string arch() const;
+  // The PTX target the renderer writes for it (compiler/gpu/gpu_target.h): sm_90 on Hopper, sm_80 on Ampere/Ada
+  // (ptxas assembles sm_80 PTX for any later sm_8x).
+  std::string ptx_target() const;
   NvSession& session() { return *session_; }
 
   // Video memory (default) or GPU-visible host memory, mapped for the host too.

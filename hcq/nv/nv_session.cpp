@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "kernel-interface/nvidia/driver_version.h"
@@ -26,6 +28,19 @@ constexpr uint64_t kUvmChannelRangeSize = 0x4000000;
 constexpr uint64_t kFirstAllocVa = kLowVaBase + 0x20000000;
 
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
+
+// The first of `wanted` (newest first) that the GPU offers; an error listing what it offers otherwise.
+uint32_t pick(const std::vector<NvU32>& offered, std::initializer_list<uint32_t> wanted, const char* what) {
+  for (uint32_t c : wanted)
+    if (std::find(offered.begin(), offered.end(), c) != offered.end()) return c;
+  std::string list;
+  for (NvU32 c : offered) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%s0x%x", list.empty() ? "" : " ", c);
+    list += buf;
+  }
+  throw std::runtime_error(std::string("NV: the GPU offers no ") + what + " class doorbell drives (Hopper, Ada or Ampere); it offers " + list);
+}
 
 }  // namespace
 
@@ -61,7 +76,12 @@ NvSession::NvSession(kernel_interface::SyscallSeam& seam)
   NV_MEMORY_VIRTUAL_ALLOCATION_PARAMS virtual_params{};
   virtual_params.limit = 0x1ffffffffffff;
   virtmem_ = rm_->alloc(device_, NV01_MEMORY_VIRTUAL, virtual_params);
-  usermode_ = rm_->alloc(subdevice_, HOPPER_USERMODE_A);
+  const std::vector<NvU32> offered = rm_->class_list(device_);
+  classes_.gpfifo = pick(offered, {HOPPER_CHANNEL_GPFIFO_A, AMPERE_CHANNEL_GPFIFO_A}, "GPFIFO channel");
+  classes_.compute = pick(offered, {HOPPER_COMPUTE_A, ADA_COMPUTE_A, AMPERE_COMPUTE_B}, "compute");
+  classes_.copy = pick(offered, {HOPPER_DMA_COPY_A, AMPERE_DMA_COPY_B}, "copy engine");
+  classes_.usermode = pick(offered, {HOPPER_USERMODE_A, AMPERE_USERMODE_A}, "usermode");
+  usermode_ = rm_->alloc(subdevice_, classes_.usermode);
   {
     kernel_interface::SeamFd map_fd = new_gpu_fd();
     usermode_mmio_ = static_cast<uint32_t*>(rm_->map_memory(device_, usermode_, NVC361_NV_USERMODE__SIZE, map_fd.get()));
@@ -86,8 +106,8 @@ NvSession::NvSession(kernel_interface::SyscallSeam& seam)
   share_params.hVASpace = vaspace_;
   share_params.flags = NV_CTXSHARE_ALLOCATION_FLAGS_SUBCONTEXT_ASYNC;
   ctxshare_ = rm_->alloc(channel_group_, FERMI_CONTEXT_SHARE_A, share_params);
-  make_channel(0, kComputeUserdOffset, HOPPER_COMPUTE_A, kUvmChannelVaBase, compute_);
-  make_channel(kCopyRingOffset, kCopyUserdOffset, HOPPER_DMA_COPY_A, kUvmChannelVaBase + kUvmChannelRangeSize, copy_);
+  make_channel(0, kComputeUserdOffset, classes_.compute, kUvmChannelVaBase, compute_);
+  make_channel(kCopyRingOffset, kCopyUserdOffset, classes_.copy, kUvmChannelVaBase + kUvmChannelRangeSize, copy_);
   rm_->schedule_channel_group(channel_group_);
   next_va_ = kFirstAllocVa;
 }
@@ -122,7 +142,7 @@ ki::NvHandle NvSession::make_channel(uint64_t ring_offset, uint64_t userd_offset
   params.hContextShare = ctxshare_;
   params.hUserdMemory[0] = gpfifo_area_.handle;
   params.userdOffset[0] = userd_offset;
-  out.handle = rm_->alloc(channel_group_, HOPPER_CHANNEL_GPFIFO_A, params);
+  out.handle = rm_->alloc(channel_group_, classes_.gpfifo, params);
   rm_->alloc(out.handle, engine_class);
   uvm_->register_channel(uuid_, ctl_.get(), root_, out.handle, uvm_va, kUvmChannelRangeSize);
   out.engine_class = engine_class;

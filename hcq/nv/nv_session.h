@@ -36,6 +36,14 @@ struct NvChannel {
   uint32_t token = 0;          // written to the usermode doorbell
 };
 
+// The classes a session drives, the newest the GPU offers: Hopper, else Ada/Ampere (tinygrad-hcq.md §3.2).
+struct NvClasses {
+  uint32_t gpfifo = 0;    // HOPPER_CHANNEL_GPFIFO_A or AMPERE_CHANNEL_GPFIFO_A
+  uint32_t compute = 0;   // HOPPER_COMPUTE_A, ADA_COMPUTE_A or AMPERE_COMPUTE_B
+  uint32_t copy = 0;      // HOPPER_DMA_COPY_A or AMPERE_DMA_COPY_B
+  uint32_t usermode = 0;  // HOPPER_USERMODE_A or AMPERE_USERMODE_A
+};
+
 class NvSession {
  public:
   // Throws (NvStatusError, NvIoctlError, std::runtime_error) naming the step that failed.
@@ -53,6 +61,7 @@ class NvSession {
   NvChannel& copy() { return copy_; }
   volatile uint32_t* doorbell() const;   // the usermode region's NOTIFY_CHANNEL_PENDING register
   uint32_t gpu_arch() const { return gpu_arch_; }  // SM version from GR info, e.g. 0x900
+  const NvClasses& classes() const { return classes_; }
   const std::string& driver_version() const { return driver_version_; }
   ki::NvRm& rm() { return *rm_; }
 
@@ -71,6 +80,7 @@ class NvSession {
   ki::NvHandle channel_group_ = 0, ctxshare_ = 0;
   ki::NvProcessorUuid uuid_{};
   uint32_t gpu_id_ = 0, gpu_arch_ = 0;
+  NvClasses classes_;
   uint32_t* usermode_mmio_ = nullptr;
   NvMemory gpfifo_area_, notifier_;
   NvChannel compute_, copy_;

@@ -34,6 +34,10 @@ inline constexpr NvU32 HOPPER_CHANNEL_GPFIFO_A = 0xc86f;
 inline constexpr NvU32 HOPPER_DMA_COPY_A = 0xc8b5;
 inline constexpr NvU32 HOPPER_A = 0xcb97;
 inline constexpr NvU32 HOPPER_COMPUTE_A = 0xcbc0;
+// Ampere/Ada fallbacks (class/clc7c0.h, clc9c0.h, clc7b5.h)
+inline constexpr NvU32 AMPERE_COMPUTE_B = 0xc7c0;
+inline constexpr NvU32 ADA_COMPUTE_A = 0xc9c0;
+inline constexpr NvU32 AMPERE_DMA_COPY_B = 0xc7b5;
 
 // The usermode region (doorbell page) is NVC361_NV_USERMODE__SIZE bytes; the doorbell register
 // NVC361_NOTIFY_CHANNEL_PENDING is at +0x90 (RM580 class/clc361.h; tinygrad-hcq.md §3.4).

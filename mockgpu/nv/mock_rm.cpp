@@ -19,6 +19,11 @@ constexpr NvU64 kDefaultVirtualLimit = 0x1ffffffffffffull;  // what tinygrad ask
 
 NvU64 align_up(NvU64 value, NvU64 alignment) { return (value + alignment - 1) / alignment * alignment; }
 
+// Compute and copy engine objects, allocated on a GPFIFO channel.
+bool is_engine_class(NvU32 c) {
+  return c == HOPPER_COMPUTE_A || c == HOPPER_DMA_COPY_A || c == AMPERE_COMPUTE_B || c == ADA_COMPUTE_A || c == AMPERE_DMA_COPY_B;
+}
+
 bool is_usermode_class(NvU32 c) {
   return c == HOPPER_USERMODE_A || c == AMPERE_USERMODE_A || c == TURING_USERMODE_A || c == VOLTA_USERMODE_A;
 }
@@ -59,7 +64,7 @@ std::optional<ClassRule> class_rule(NvU32 c) {
   if (is_gpfifo_class(c)) {
     return ClassRule{{KEPLER_CHANNEL_GROUP_A, NV01_DEVICE_0}, sizeof(NV_CHANNEL_ALLOC_PARAMS), true};
   }
-  if (c == HOPPER_COMPUTE_A || c == HOPPER_DMA_COPY_A) return ClassRule{gpfifos, 0, false};
+  if (is_engine_class(c)) return ClassRule{gpfifos, 0, false};
   if (c == NV1_MEMORY_USER || c == NV1_MEMORY_SYSTEM) {
     return ClassRule{{NV01_DEVICE_0, NV20_SUBDEVICE_0}, sizeof(NV_MEMORY_ALLOCATION_PARAMS), true};
   }
@@ -70,7 +75,7 @@ std::optional<ClassRule> class_rule(NvU32 c) {
 }  // namespace
 
 MockRm::MockRm(const MockGpuConfig& gpu, GpuMemory& gpu_memory)
-    : gpu_(gpu), class_list_(gh100_class_list()), gpu_memory_(gpu_memory) {}
+    : gpu_(gpu), class_list_(gpu.class_list.empty() ? gh100_class_list() : gpu.class_list), gpu_memory_(gpu_memory) {}
 
 MockRm::~MockRm() {
   while (!clients_.empty()) free_tree(*clients_.begin()->second, clients_.begin()->first);
@@ -192,7 +197,7 @@ NV_STATUS MockRm::construct(Client& client, Object& object, const Object& parent
     return construct_memory(object, params);
   } else if (is_gpfifo_class(c)) {
     return construct_channel(client, object, parent, params);
-  } else if (c == HOPPER_COMPUTE_A || c == HOPPER_DMA_COPY_A) {
+  } else if (is_engine_class(c)) {
     return construct_engine(object, client.objects.at(object.parent));
   } else if (is_usermode_class(c)) {
     object.host = usermode_.backing().data();
@@ -344,7 +349,7 @@ void MockRm::free_tree(Client& client, NvHandle handle) {
 void MockRm::destroy(Client& client, Object& object) {
   if (is_memory_class(object.hclass)) gpu_memory_.unmap_owner(owner_tag(client.handle, object.handle));
   if (object.hclass == NV1_MEMORY_USER) vram_in_use_ -= object.size;
-  if (object.hclass == HOPPER_COMPUTE_A || object.hclass == HOPPER_DMA_COPY_A) {
+  if (is_engine_class(object.hclass)) {
     auto parent = client.objects.find(object.parent);
     if (parent != client.objects.end() && parent->second.channel) {
       MockChannel& channel = *parent->second.channel;

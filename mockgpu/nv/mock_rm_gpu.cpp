@@ -20,4 +20,14 @@ std::vector<std::uint32_t> gh100_class_list() {
   };
 }
 
+std::vector<std::uint32_t> ga10x_class_list() {
+  return {
+      ki::AMPERE_COMPUTE_B, ki::AMPERE_DMA_COPY_B, ki::AMPERE_CHANNEL_GPFIFO_A, ki::TURING_CHANNEL_GPFIFO_A,
+      ki::VOLTA_CHANNEL_GPFIFO_A, ki::AMPERE_USERMODE_A, ki::TURING_USERMODE_A, ki::VOLTA_USERMODE_A,
+      ki::KEPLER_CHANNEL_GROUP_A, ki::FERMI_CONTEXT_SHARE_A, ki::FERMI_VASPACE_A, ki::NV01_MEMORY_VIRTUAL,
+      ki::NV1_MEMORY_USER, ki::KEPLER_INLINE_TO_MEMORY_B, ki::NV1_MEMORY_SYSTEM, ki::NV01_MEMORY_SYSTEM_OS_DESCRIPTOR,
+      ki::GT200_DEBUGGER,
+  };
+}
+
 }  // namespace doorbell::mockgpu::nv

@@ -26,6 +26,9 @@ struct MockGpuConfig {
   std::uint32_t num_gpcs = 8;
   std::uint32_t num_tpc_per_gpc = 9;
   std::uint32_t num_sm_per_tpc = 2;
+  // The classes the GPU offers (NV0080_CTRL_CMD_GPU_GET_CLASSLIST); empty: gh100_class_list(). A test sets an
+  // Ampere/Ada list to check the backend's fallbacks.
+  std::vector<std::uint32_t> class_list;
 };
 
 // The classes a GH100 offers (NV0080_CTRL_CMD_GPU_GET_CLASSLIST), after RM580 g_gpu_class_list.c
@@ -33,5 +36,7 @@ struct MockGpuConfig {
 // compute, copy, GPFIFO and usermode classes plus the legacy GPFIFO and usermode ones, and no Ampere/Ada compute or
 // copy class. Abridged to the classes those notes name.
 std::vector<std::uint32_t> gh100_class_list();
+// An Ampere GA10x (SM 8.6) list: AMPERE_COMPUTE_B, AMPERE_DMA_COPY_B, the Ampere GPFIFO and usermode classes.
+std::vector<std::uint32_t> ga10x_class_list();
 
 }  // namespace doorbell::mockgpu::nv

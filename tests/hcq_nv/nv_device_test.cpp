@@ -17,6 +17,7 @@
 #include "hcq/nv/nv_device.h"
 #include "hcq/run_linear.h"
 #include "hcq/wait_primitives.h"
+#include "mockgpu/nv/mock_rm_gpu.h"
 
 namespace doorbell::nv {
 namespace {
@@ -268,6 +269,59 @@ TEST(NvDevice, AKernelReadingUnmappedMemoryFaultsNamingTheAddress) {
   std::vector<std::string> faults = d->faults();
   ASSERT_FALSE(faults.empty());
   EXPECT_NE(faults[0].find("0xdead0000"), std::string::npos) << faults[0];
+}
+
+}  // namespace
+}  // namespace doorbell::nv
+
+namespace doorbell::nv {
+namespace {
+
+// An Ampere GA10x (no Hopper classes): the device falls back to AMPERE_CHANNEL_GPFIFO_A, AMPERE_COMPUTE_B with QMD
+// V03 and AMPERE_DMA_COPY_B, renders sm_80 PTX, and the same queue runs.
+TEST(NvDeviceAmpere, FallsBackToTheAmpereClassesAndRunsAKernelWithQmdV03) {
+  mockgpu::nv::MockGpuConfig config;
+  config.class_list = mockgpu::nv::ga10x_class_list();
+  config.sm_version = 0x806;
+  config.pci_device_id = 0x2204;
+  std::unique_ptr<NvDevice> d = NvDevice::open_emulated(config);
+  EXPECT_EQ(d->session().classes().compute, 0xc7c0u);
+  EXPECT_EQ(d->session().classes().copy, 0xc7b5u);
+  EXPECT_EQ(d->session().classes().gpfifo, 0xc56fu);
+  EXPECT_EQ(d->arch(), "sm_86");
+  EXPECT_EQ(d->ptx_target(), "sm_80");
+  Tensor::manual_seed(12);
+  Tensor a = Tensor::randn({3000}).realize();
+  UOp linear = (a * 3 + 1).schedule_linear();
+  UOp call = linear.src(0);
+  const GpuTarget& target = gpu_target(d->ptx_target());
+  GpuKernel k = prepare_gpu_kernel(call.src(0), target);
+  auto p = d->load_program("ampere_kernel", render_ptx("ampere_kernel", k, target));
+  NvMemory out = d->alloc(3000 * 4), in = d->alloc(3000 * 4);
+  std::memcpy(in.cpu, buffer_bytes(call.src(2)).data(), 3000 * 4);
+  run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}));
+  Signal& done = d->new_signal("ampere done");
+  HWQueue().exec(*p, std::vector<uint64_t>{out.va, in.va}, dims(k.global_size), dims(k.local_size)).signal(done, 1).submit(*d);
+  done.wait(1);
+  EXPECT_EQ(std::memcmp(out.cpu, buffer_bytes(call.src(1)).data(), 3000 * 4), 0);
+  NvMemory copy = d->alloc(3000 * 4);
+  HWQueue().copy(reinterpret_cast<void*>(copy.va), reinterpret_cast<const void*>(out.va), 3000 * 4).signal(done, 2).submit(*d);
+  done.wait(2);
+  EXPECT_EQ(std::memcmp(copy.cpu, out.cpu, 3000 * 4), 0);
+  EXPECT_TRUE(d->faults().empty());
+}
+
+TEST(NvDeviceAmpere, AGpuWithoutAnyClassWeDriveIsAnErrorListingItsClasses) {
+  mockgpu::nv::MockGpuConfig config;
+  config.class_list = {0xc36f, 0xc361, 0x90f1, 0xa06c, 0x9067, 0x70, 0x40, 0x3e};  // Volta-era GPFIFO and usermode only
+  try {
+    NvDevice::open_emulated(config);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("no GPFIFO channel class"), std::string::npos) << m;
+    EXPECT_NE(m.find("0xc36f"), std::string::npos) << m;
+  }
 }
 
 }  // namespace
