@@ -27,6 +27,8 @@ Signal::Signal(std::string device, std::string name, SignalPlacement placement, 
     : device_address_(placement.device_address),
       device_wakes_waiters_(placement.device_wakes_waiters),
       second_timestamp_(placement.second_timestamp),
+      fault_report_(placement.fault_report),
+      fault_context_(placement.fault_context),
       device_(std::move(device)),
       name_(std::move(name)) {
   if (placement.memory != nullptr) memory_ = placement.memory;
@@ -83,6 +85,12 @@ bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_
     if (!device_wakes_waiters_) {  // a GPU's write wakes nobody: poll, sleeping briefly between looks
       const uint64_t v = value();
       if (v >= target) return true;
+      if (fault_report_ != nullptr) {
+        const std::string fault = fault_report_(fault_context_);
+        if (!fault.empty())
+          throw std::runtime_error(device_ + ": signal '" + name_ + "' cannot reach " + std::to_string(target) + " (last value " +
+                                   std::to_string(v) + "): the device faulted: " + fault);
+      }
       if (timed_out(v, monotonic_ns())) return false;
       std::this_thread::sleep_for(std::chrono::microseconds(20));
       continue;

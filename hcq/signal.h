@@ -28,6 +28,10 @@ struct SignalPlacement {
   uint64_t device_address = 0;
   bool device_wakes_waiters = true;
   const std::atomic<uint64_t>* second_timestamp = nullptr;
+  // A device that can fault (a GPU) reports it here: a non-empty message ends every wait on its signals at once
+  // with an error carrying it, instead of a timeout.
+  std::string (*fault_report)(const void* context) = nullptr;
+  const void* fault_context = nullptr;
 };
 
 class Signal {
@@ -54,7 +58,8 @@ class Signal {
   void write_timestamp(uint64_t ns);
 
   // Waits until value >= target. The timeout counts from the last change of the value seen (progress restarts
-  // it). Returns false on timeout and stores the last value seen in *last_seen when given.
+  // it). Returns false on timeout and stores the last value seen in *last_seen when given. Throws
+  // std::runtime_error naming the device's fault when its device reports one (SignalPlacement::fault_report).
   bool wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_t* last_seen = nullptr) const;
   // As wait_for, but a timeout throws std::runtime_error naming the device, the signal, the target and the last
   // value seen.
@@ -66,6 +71,8 @@ class Signal {
   uint64_t device_address_ = 0;
   bool device_wakes_waiters_ = true;
   const std::atomic<uint64_t>* second_timestamp_ = nullptr;
+  std::string (*fault_report_)(const void*) = nullptr;
+  const void* fault_context_ = nullptr;
   // Host-side bookkeeping, not part of the 16 bytes: how many waiters sleep on the futex, so set() skips the
   // wake syscall (~1 us) when nobody sleeps.
   mutable std::atomic<uint32_t> sleepers_{0};

@@ -147,6 +147,8 @@ SignalPlacement NvDevice::place_signal() {
   s.device_address = signal_pool_.va + offset;
   s.device_wakes_waiters = false;
   s.second_timestamp = reinterpret_cast<const std::atomic<uint64_t>*>(p + 24);
+  s.fault_report = [](const void* device) { return static_cast<const NvDevice*>(device)->fault_report(); };
+  s.fault_context = this;
   return s;
 }
 
@@ -178,6 +180,22 @@ void NvDevice::free(const NvMemory& memory) { session_->free(memory); }
 
 std::vector<std::string> NvDevice::faults() const { return emulated_ ? emulated_->gpu.faults() : std::vector<std::string>{}; }
 
+std::string NvDevice::fault_report() const {
+  if (emulated_) {
+    std::vector<std::string> f = emulated_->gpu.faults();
+    return f.empty() ? std::string() : f.front();
+  }
+  // NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR is entry 0 of the error notifier; NvNotification (nvos.h) has its
+  // 16-bit status at +14 and info32 at +8. Unverified on hardware (no GPU has been lent yet).
+  const uint8_t* n = session_->error_notifier();
+  uint16_t status;
+  uint32_t info;
+  std::memcpy(&status, n + 14, 2);
+  std::memcpy(&info, n + 8, 4);
+  if (status == 0) return "";
+  return "channel error notifier: status 0x" + std::to_string(status) + ", info32 " + std::to_string(info);
+}
+
 std::unique_ptr<NvProgram> NvDevice::load_program(const std::string& name, const std::string& ptx) {
   std::string image;
   uint32_t registers = 0, shared = 0, param_offset = kSm90ParamOffset, constant0 = 0;
@@ -190,6 +208,13 @@ std::unique_ptr<NvProgram> NvDevice::load_program(const std::string& name, const
     PtxasResult r = assemble_ptx(ptx, arch());
     Cubin cubin = read_cubin(r.cubin);
     const CubinKernel& k = cubin.kernel(name);
+    // What this loader does not set up yet: say so rather than launch code that would fault.
+    if (k.min_stack_size > 0 || k.frame_size > 0)
+      throw std::runtime_error("NV: kernel '" + name + "' needs " + std::to_string(std::max(k.min_stack_size, k.frame_size)) +
+                               " bytes of local memory per thread; shader local memory is not set up yet");
+    for (const CubinRelocation& rel : cubin.relocations)
+      if (rel.target == ".text." + name)
+        throw std::runtime_error("NV: kernel '" + name + "' has relocations in its code (" + rel.section + "); the loader applies none yet");
     image = r.cubin.substr(k.text_offset, k.text_size);
     registers = static_cast<uint32_t>(std::max(k.registers, 1));
     shared = static_cast<uint32_t>(k.shared_bytes);

@@ -91,6 +91,9 @@ class NvDevice final : public Device {
 
   // Faults the emulated GPU reported (empty on hardware, where a fault shows in the channel's error notifier).
   std::vector<std::string> faults() const;
+  // The first fault as one line ("" when none): the emulated GPU's message, or on hardware the channels' error
+  // notifiers (NvNotification status, as RM writes it on a channel error).
+  std::string fault_report() const;
 
   struct ChannelState;  // defined in nv_device.cpp
 

@@ -62,6 +62,7 @@ class NvSession {
   volatile uint32_t* doorbell() const;   // the usermode region's NOTIFY_CHANNEL_PENDING register
   uint32_t gpu_arch() const { return gpu_arch_; }  // SM version from GR info, e.g. 0x900
   const NvClasses& classes() const { return classes_; }
+  const uint8_t* error_notifier() const { return notifier_.cpu; }  // both channels' hObjectError
   const std::string& driver_version() const { return driver_version_; }
   ki::NvRm& rm() { return *rm_; }
 
