@@ -181,19 +181,22 @@ void NvDevice::free(const NvMemory& memory) { session_->free(memory); }
 std::vector<std::string> NvDevice::faults() const { return emulated_ ? emulated_->gpu.faults() : std::vector<std::string>{}; }
 
 std::string NvDevice::fault_report() const {
+  // NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR is entry 0 of the error notifier; NvNotification (nvos.h) has its
+  // 16-bit status at +14 and info32 (the robust-channel error, the Xid) at +8. The emulated driver writes it as RM
+  // does; on hardware this reading is unverified (no GPU has been lent yet).
+  const uint8_t* n = session_->error_notifier();
+  const uint16_t status = std::atomic_ref<const uint16_t>(*reinterpret_cast<const uint16_t*>(n + 14)).load(std::memory_order_acquire);
+  if (status == 0) return "";
+  uint32_t info;
+  std::memcpy(&info, n + 8, 4);
+  char head[96];
+  std::snprintf(head, sizeof head, "channel error notifier status 0x%x, error %u (Xid)", status, info);
+  std::string report = head;
   if (emulated_) {
     std::vector<std::string> f = emulated_->gpu.faults();
-    return f.empty() ? std::string() : f.front();
+    if (!f.empty()) report += ": " + f.front();
   }
-  // NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR is entry 0 of the error notifier; NvNotification (nvos.h) has its
-  // 16-bit status at +14 and info32 at +8. Unverified on hardware (no GPU has been lent yet).
-  const uint8_t* n = session_->error_notifier();
-  uint16_t status;
-  uint32_t info;
-  std::memcpy(&status, n + 14, 2);
-  std::memcpy(&info, n + 8, 4);
-  if (status == 0) return "";
-  return "channel error notifier: status 0x" + std::to_string(status) + ", info32 " + std::to_string(info);
+  return report;
 }
 
 std::unique_ptr<NvProgram> NvDevice::load_program(const std::string& name, const std::string& ptx) {

@@ -1,6 +1,8 @@
 #include "mockgpu/nv/mock_gpu.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <thread>
 
 #include "mockgpu/nv/mock_gpu_channel.h"
@@ -48,8 +50,23 @@ MockNvGpuStats MockNvGpu::stats() const {
   return s;
 }
 
+// What RM writes on a channel error (nvos.h NvNotification: timeStamp u64 at +0, info32 at +8, info16 at +12, status
+// u16 at +14; entry NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR = 0): a robust-channel error code in info32 and a
+// non-zero status, so the host sees the fault in memory as on hardware. The mock does not classify faults: it
+// writes 13 (ROBUST_CHANNEL_GR_EXCEPTION, Xid 13) for all of them; its message says what happened.
+constexpr uint32_t kRcGrException = 13;
+constexpr uint16_t kNotificationStatusError = 0xffff;
+
 void MockNvGpu::fault(ChannelState& channel, const std::string& message) {
   channel.faulted = true;
+  if (channel.info.error_notifier != nullptr) {
+    const uint64_t now = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+    std::memcpy(channel.info.error_notifier, &now, 8);
+    std::memcpy(channel.info.error_notifier + 8, &kRcGrException, 4);
+    const uint16_t info16 = 0;
+    std::memcpy(channel.info.error_notifier + 12, &info16, 2);
+    std::atomic_ref<uint16_t>(*reinterpret_cast<uint16_t*>(channel.info.error_notifier + 14)).store(kNotificationStatusError, std::memory_order_release);
+  }
   const std::string text = channel.name() + " faulted: " + message;
   std::function<void(const std::string&)> callback;
   {

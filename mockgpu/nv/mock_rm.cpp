@@ -249,6 +249,11 @@ NV_STATUS MockRm::construct_channel(Client& client, Object& object, const Object
   channel.gpfifo_entries = entries;
   channel.userd_memory = p->hUserdMemory[0];
   channel.userd_offset = p->userdOffset[0];
+  if (p->hObjectError != 0) {
+    const Object* notifier = find(client.handle, p->hObjectError);
+    if (notifier->size < 16) return NV_ERR_INVALID_OBJECT_HANDLE;  // one NvNotification at least
+    channel.error_notifier = notifier->host;
+  }
   if (channel.userd_memory != 0) {
     const Object* userd = find(client.handle, channel.userd_memory);
     if (userd == nullptr || !is_memory_class(userd->hclass)) return NV_ERR_INVALID_OBJECT_HANDLE;

@@ -46,6 +46,9 @@ struct MockChannel {
   // Host address of USERD (GPPut at +0x8c, GPGet at +0x88); valid until the USERD memory object is freed.
   std::uint8_t* userd = nullptr;
   bool scheduled = false;      // GPFIFO_SCHEDULE(bEnable) on its group or itself
+  // Host address of the error notifier (hObjectError's memory), where RM writes an NvNotification when the channel
+  // faults; null when the channel has none. Valid until that memory object is freed.
+  std::uint8_t* error_notifier = nullptr;
   std::vector<NvU32> engine_classes;  // compute/copy objects allocated on it, in order
   std::vector<NvHandle> engine_objects;
 };
