@@ -310,6 +310,19 @@ class PtxRenderer {
       std::string h = reg(Kind::B16);
       ins("cvt.rn.f16.f32 " + h + ", " + a);
       ins("cvt.u32.u16 " + bits + ", " + h);
+      // cvt gives the canonical NaN; a bitcast keeps a NaN's payload as the C helper db_f2h does: sign, 0x7e00 and
+      // the top 10 payload bits
+      std::string x = reg(Kind::B32), m = reg(Kind::B32), sign = reg(Kind::B32), nan = reg(Kind::Pred);
+      ins("mov.b32 " + x + ", " + a);
+      ins("and.b32 " + m + ", " + x + ", 2147483647");
+      ins("setp.gt.u32 " + nan + ", " + m + ", 2139095040");
+      ins("shr.u32 " + sign + ", " + x + ", 16");
+      ins("and.b32 " + sign + ", " + sign + ", 32768");
+      ins("and.b32 " + m + ", " + x + ", 8388607");
+      ins("shr.u32 " + m + ", " + m + ", 13");
+      ins("or.b32 " + m + ", " + m + ", 32256");
+      ins("or.b32 " + m + ", " + m + ", " + sign);
+      ins("selp.b32 " + bits + ", " + m + ", " + bits + ", " + nan);
     } else if (in.scalar_type == ScalarType::BFloat16) {
       ins("mov.b32 " + bits + ", " + a);
       ins("shr.u32 " + bits + ", " + bits + ", 16");
@@ -320,6 +333,18 @@ class PtxRenderer {
       std::string h = reg(Kind::B16);
       ins("cvt.u16.u32 " + h + ", " + bits);
       ins("cvt.f32.f16 " + r + ", " + h);
+      // a NaN's payload moves to the top of the float32 mantissa as db_h2f does (cvt would canonicalize it)
+      std::string e = reg(Kind::B32), sign = reg(Kind::B32), f = reg(Kind::F32), nan = reg(Kind::Pred);
+      ins("and.b32 " + e + ", " + bits + ", 32767");
+      ins("setp.gt.u32 " + nan + ", " + e + ", 31744");
+      ins("and.b32 " + sign + ", " + bits + ", 32768");
+      ins("shl.b32 " + sign + ", " + sign + ", 16");
+      ins("and.b32 " + e + ", " + bits + ", 1023");
+      ins("shl.b32 " + e + ", " + e + ", 13");
+      ins("or.b32 " + e + ", " + e + ", 2139095040");
+      ins("or.b32 " + e + ", " + e + ", " + sign);
+      ins("mov.b32 " + f + ", " + e);
+      ins("selp.f32 " + r + ", " + f + ", " + r + ", " + nan);
     } else if (out.scalar_type == ScalarType::BFloat16) {
       ins("shl.b32 " + bits + ", " + bits + ", 16");
       ins("mov.b32 " + r + ", " + bits);
