@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "kernel-interface/nvidia/alloc_params.h"
 #include "kernel-interface/nvidia/driver_version.h"
 #include "kernel-interface/nvidia/rm_classes.h"
 #include "kernel-interface/nvidia/rm_controls.h"
@@ -134,14 +135,8 @@ kernel_interface::SeamFd NvSession::new_gpu_fd() {
 
 ki::NvHandle NvSession::make_channel(uint64_t ring_offset, uint64_t userd_offset, uint32_t engine_class, uint64_t uvm_va,
                                      NvChannel& out) {
-  NV_CHANNEL_ALLOC_PARAMS params{};
-  params.hObjectError = notifier_.handle;
-  params.hObjectBuffer = gpfifo_area_.handle;
-  params.gpFifoOffset = gpfifo_area_.va + ring_offset;
-  params.gpFifoEntries = kRingEntries;
-  params.hContextShare = ctxshare_;
-  params.hUserdMemory[0] = gpfifo_area_.handle;
-  params.userdOffset[0] = userd_offset;
+  NV_CHANNEL_ALLOC_PARAMS params = channel_allocation_params(notifier_.handle, gpfifo_area_.handle, gpfifo_area_.va + ring_offset,
+                                                             kRingEntries, ctxshare_, gpfifo_area_.handle, userd_offset);
   out.handle = rm_->alloc(channel_group_, classes_.gpfifo, params);
   rm_->alloc(out.handle, engine_class);
   uvm_->register_channel(uuid_, ctl_.get(), root_, out.handle, uvm_va, kUvmChannelRangeSize);
@@ -162,21 +157,7 @@ NvMemory NvSession::alloc(uint64_t size, bool system_memory) {
 }
 
 NvMemory NvSession::alloc_at(uint64_t size, uint64_t va, bool system_memory) {
-  NV_MEMORY_ALLOCATION_PARAMS params{};
-  params.owner = root_;
-  params.type = system_memory ? NVOS32_TYPE_NOTIFIER : NVOS32_TYPE_IMAGE;
-  params.flags = NVOS32_ALLOC_FLAGS_MAP_NOT_REQUIRED | NVOS32_ALLOC_FLAGS_MEMORY_HANDLE_PROVIDED |
-                 NVOS32_ALLOC_FLAGS_ALIGNMENT_FORCE | NVOS32_ALLOC_FLAGS_IGNORE_BANK_PLACEMENT;
-  params.attr = NVOS32_ATTR_PHYSICALITY_CONTIGUOUS << NVOS32_ATTR_PHYSICALITY_SHIFT;
-  params.attr2 = NVOS32_ATTR2_GPU_CACHEABLE_YES << NVOS32_ATTR2_GPU_CACHEABLE_SHIFT;
-  if (system_memory) {
-    params.attr |= NVOS32_ATTR_LOCATION_PCI << NVOS32_ATTR_LOCATION_SHIFT;
-    params.attr2 = NVOS32_ATTR2_GPU_CACHEABLE_NO << NVOS32_ATTR2_GPU_CACHEABLE_SHIFT;
-  }
-  params.format = 6;
-  params.size = size;
-  params.alignment = 0x1000;
-  params.limit = size - 1;
+  NV_MEMORY_ALLOCATION_PARAMS params = memory_allocation_params(root_, size, system_memory);
   NvMemory m;
   m.size = size;
   m.system_memory = system_memory;

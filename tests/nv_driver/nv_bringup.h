@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel-interface/nvidia/alloc_params.h"
 #include "kernel-interface/nvidia/driver_version.h"
 #include "kernel-interface/nvidia/nv_rm.h"
 #include "kernel-interface/nvidia/nv_uvm.h"
@@ -107,21 +108,7 @@ class NvSequence {
 
   // Video or system memory at GPU VA `va`, mapped for the CPU: tinygrad's alloc + _gpu_uvm_map + _gpu_map_to_cpu.
   GpuBuffer alloc(NvU64 size, NvU64 va, bool system_memory = false) {
-    NV_MEMORY_ALLOCATION_PARAMS params{};
-    params.owner = root;
-    params.type = system_memory ? NVOS32_TYPE_NOTIFIER : NVOS32_TYPE_IMAGE;
-    params.flags = NVOS32_ALLOC_FLAGS_MAP_NOT_REQUIRED | NVOS32_ALLOC_FLAGS_MEMORY_HANDLE_PROVIDED |
-                   NVOS32_ALLOC_FLAGS_ALIGNMENT_FORCE | NVOS32_ALLOC_FLAGS_IGNORE_BANK_PLACEMENT;
-    params.attr = NVOS32_ATTR_PHYSICALITY_CONTIGUOUS << NVOS32_ATTR_PHYSICALITY_SHIFT;
-    params.attr2 = NVOS32_ATTR2_GPU_CACHEABLE_YES << NVOS32_ATTR2_GPU_CACHEABLE_SHIFT;
-    if (system_memory) {
-      params.attr |= NVOS32_ATTR_LOCATION_PCI << NVOS32_ATTR_LOCATION_SHIFT;
-      params.attr2 = NVOS32_ATTR2_GPU_CACHEABLE_NO << NVOS32_ATTR2_GPU_CACHEABLE_SHIFT;
-    }
-    params.format = 6;
-    params.size = size;
-    params.alignment = 0x1000;
-    params.limit = size - 1;
+    NV_MEMORY_ALLOCATION_PARAMS params = memory_allocation_params(root, size, system_memory);
     GpuBuffer buffer;
     buffer.size = size;
     buffer.memory = rm.alloc(nvdevice, system_memory ? NV1_MEMORY_SYSTEM : NV1_MEMORY_USER, params);
@@ -140,14 +127,8 @@ class NvSequence {
   }
 
   NvHandle gpfifo(NvU64 ring_offset, NvU64 userd_offset, NvU32 engine_class, NvU64 uvm_channel_va) {
-    NV_CHANNEL_ALLOC_PARAMS params{};
-    params.hObjectError = notifier.memory;
-    params.hObjectBuffer = gpfifo_area.memory;
-    params.gpFifoOffset = gpfifo_area.va + ring_offset;
-    params.gpFifoEntries = kRingEntries;
-    params.hContextShare = ctxshare;
-    params.hUserdMemory[0] = gpfifo_area.memory;
-    params.userdOffset[0] = userd_offset;
+    NV_CHANNEL_ALLOC_PARAMS params = channel_allocation_params(notifier.memory, gpfifo_area.memory, gpfifo_area.va + ring_offset,
+                                                               kRingEntries, ctxshare, gpfifo_area.memory, userd_offset);
     const NvHandle channel = rm.alloc(channel_group, HOPPER_CHANNEL_GPFIFO_A, params);
     rm.alloc(channel, engine_class);
     // UVM reserves a VA range for the channel's own buffers; tinygrad gives it a fresh low range.
