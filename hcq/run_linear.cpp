@@ -8,8 +8,6 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "compiler/c_renderer.h"
-#include "compiler/gpu/ptx_renderer.h"
 #include "compiler/kernel_estimates.h"
 #include "compiler/program.h"
 #include "hcq/cpu/cpu_device.h"
@@ -208,7 +206,7 @@ class LinearRunner {
 
   void kernel(const UOp& call) {
     Device& d = dev(call);
-    if (auto* gpu = dynamic_cast<nv::NvDevice*>(&d)) return nv_kernel(*gpu, call);
+    if (nv_ != nullptr) return nv_kernel(*nv_, call);
     const Launch& l = launch_of(call.src(0));
     buffers_.clear();
     for (size_t i = 1; i < call.src().size(); i++) buffers_.push_back(buffer_bytes(call.src(i)).data());
@@ -240,15 +238,8 @@ class LinearRunner {
     std::lock_guard lock(mu);
     auto it = launches->find(program.get());
     if (it != launches->end()) return it->second;
-    const UOp& sink = program.src(0);
-    const GpuTarget& target = gpu_target(d.ptx_target());
-    GpuKernel k = prepare_gpu_kernel(sink, target);
-    const std::string name = c_kernel_name(sink);
-    NvLaunch l{program, d.load_program(name, render_ptx(name, k, target)), {}, {}, estimate_kernel(sink)};
-    for (int i = 0; i < 3; i++) {
-      l.grid[i] = static_cast<uint32_t>(k.global_size[i]);
-      l.block[i] = static_cast<uint32_t>(k.local_size[i]);
-    }
+    nv::NvDevice::LoadedKernel k = d.load_kernel(program.src(0));
+    NvLaunch l{program, std::move(k.program), k.grid, k.block, estimate_kernel(program.src(0))};
     return launches->emplace(program.get(), std::move(l)).first->second;
   }
 
@@ -298,7 +289,7 @@ class LinearRunner {
     if (dst.size() != src.size())
       throw std::invalid_argument("run_linear: COPY of " + std::to_string(src.size()) + " bytes into a buffer of " +
                                   std::to_string(dst.size()) + " bytes; expected equal sizes");
-    if (dynamic_cast<nv::NvDevice*>(&d) != nullptr) {  // the copy engine's own channel, between the kernels
+    if (nv_ != nullptr) {  // the copy engine's own channel, between the kernels
       flush();
       HWQueue()
           .copy(reinterpret_cast<void*>(buffer_device_address(call.src(1))), reinterpret_cast<const void*>(buffer_device_address(call.src(2))), src.size())
@@ -330,11 +321,13 @@ class LinearRunner {
   // The device and its worker count (looked up once: kernel() needs it for every launch).
   void set_device(Device& d) {
     dev_ = &d;
+    nv_ = dynamic_cast<nv::NvDevice*>(dev_);
     auto* cpu = dynamic_cast<CpuDevice*>(dev_);
     workers_ = cpu ? cpu->worker_count() : 1;
   }
 
   Device* dev_ = nullptr;  // created on the first call that needs it
+  nv::NvDevice* nv_ = nullptr;  // dev_ when it is the NV device: its kernels and copies take the GPU path
   uint32_t workers_ = 1;
   HWQueue queue_;
   std::vector<void*> buffers_;

@@ -8,8 +8,6 @@
 #include <thread>
 #include <vector>
 
-#include "compiler/c_renderer.h"
-#include "compiler/gpu/ptx_renderer.h"
 #include "frontend/tensor.h"
 #include "hcq/devices.h"
 #include "hcq/host_buffers.h"
@@ -55,14 +53,8 @@ struct Kernel {
 Kernel load_kernel(NvDevice& d, const Tensor& t) {
   UOp linear = t.schedule_linear();
   expect(linear.src().size() == 1, "expected one kernel");
-  Kernel k;
-  k.call = linear.src(0);
-  const GpuTarget& target = gpu_target(d.ptx_target());
-  GpuKernel g = prepare_gpu_kernel(k.call.src(0), target);
-  std::string name = c_kernel_name(k.call.src(0));
-  k.program = d.load_program(name, render_ptx(name, g, target));
-  for (int i = 0; i < 3; i++) k.grid[i] = static_cast<uint32_t>(g.global_size[i]), k.block[i] = static_cast<uint32_t>(g.local_size[i]);
-  return k;
+  NvDevice::LoadedKernel l = d.load_kernel(linear.src(0).src(0));
+  return Kernel{std::move(l.program), l.grid, l.block, linear.src(0)};
 }
 
 double median(std::vector<double> v) {
@@ -89,12 +81,10 @@ void contract(NvDevice& d, Checker& c) {
   std::fprintf(c.out, "HCQ contract on %s:\n", d.name().c_str());
   c.check("a queue's signal reaches the host with a timestamp", [&] {
     Signal& s = d.new_signal("check signal");
-    const uint64_t before = static_cast<uint64_t>(monotonic_ns());
     HWQueue().signal(s, 5).submit(d);
     s.wait(5, std::chrono::milliseconds(5000));
     expect(s.value() == 5, "value " + std::to_string(s.value()) + ", expected 5");
-    expect(s.timestamp() != 0, "no timestamp written");
-    (void)before;
+    expect(s.timestamp() != 0, "no timestamp written");  // the device's clock: not comparable with the host's here
   });
   c.check("a wait holds the queue until the host sets the signal", [&] {
     Signal& gate = d.new_signal("check gate");

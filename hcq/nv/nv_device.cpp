@@ -7,7 +7,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "compiler/c_renderer.h"
 #include "compiler/gpu/cubin_reader.h"
+#include "compiler/gpu/ptx_renderer.h"
 #include "compiler/gpu/ptxas.h"
 #include "hcq/nv/gpfifo.h"
 #include "hcq/nv/nv_classes.h"
@@ -237,6 +239,18 @@ std::unique_ptr<NvProgram> NvDevice::load_program(const std::string& name, const
   return p;
 }
 
+NvDevice::LoadedKernel NvDevice::load_kernel(const UOp& sink) {
+  const GpuTarget& target = gpu_target(ptx_target());
+  const GpuKernel k = prepare_gpu_kernel(sink, target);
+  const std::string name = c_kernel_name(sink);
+  LoadedKernel l{load_program(name, render_ptx(name, k, target)), {}, {}};
+  for (int i = 0; i < 3; i++) {
+    l.grid[i] = static_cast<uint32_t>(k.global_size[i]);
+    l.block[i] = static_cast<uint32_t>(k.local_size[i]);
+  }
+  return l;
+}
+
 NvDevice::ChannelState& NvDevice::channel_for(std::span<const Command> commands) {
   bool copies = false, execs = false;
   for (const Command& c : commands) {
@@ -248,6 +262,17 @@ NvDevice::ChannelState& NvDevice::channel_for(std::span<const Command> commands)
                                 "channels here: record them in two queues and order them with signals");
   return copies ? *copy_ : *compute_;
 }
+
+namespace {
+
+// The GPU address of a signal command's signal; a signal in host memory (another device's) cannot be used here.
+uint64_t signal_address(const Command& c) {
+  if (c.signal->device_address() == 0)
+    throw std::invalid_argument("NV: signal '" + c.signal->name() + "' of " + c.signal->device() + " is not in GPU memory");
+  return c.signal->device_address();
+}
+
+}  // namespace
 
 template <class Take>
 void NvDevice::encode(std::span<const Command> commands, std::span<void* const> args, ChannelState& ch,
@@ -310,18 +335,15 @@ void NvDevice::encode(std::span<const Command> commands, std::span<void* const> 
         previous.reset();
         break;
       case CommandKind::kSignal:
-        if (c.signal->device_address() == 0) throw std::invalid_argument("NV: signal '" + c.signal->name() + "' of " + c.signal->device() + " is not in GPU memory");
-        append(encode_semaphore_release(session_->classes().gpfifo, c.signal->device_address(), c.value, /*with_timestamp=*/true));
+        append(encode_semaphore_release(session_->classes().gpfifo, signal_address(c), c.value, /*with_timestamp=*/true));
         previous.reset();
         break;
       case CommandKind::kWait:
-        if (c.signal->device_address() == 0) throw std::invalid_argument("NV: signal '" + c.signal->name() + "' of " + c.signal->device() + " is not in GPU memory");
-        append(encode_semaphore_acquire_geq(session_->classes().gpfifo, c.signal->device_address(), c.value));
+        append(encode_semaphore_acquire_geq(session_->classes().gpfifo, signal_address(c), c.value));
         previous.reset();
         break;
       case CommandKind::kTimestamp:
-        if (c.signal->device_address() == 0) throw std::invalid_argument("NV: signal '" + c.signal->name() + "' of " + c.signal->device() + " is not in GPU memory");
-        append(encode_semaphore_release(session_->classes().gpfifo, c.signal->device_address() + 16, 0, /*with_timestamp=*/true));
+        append(encode_semaphore_release(session_->classes().gpfifo, signal_address(c) + 16, 0, /*with_timestamp=*/true));
         previous.reset();
         break;
       case CommandKind::kMemoryBarrier:
@@ -335,11 +357,11 @@ void NvDevice::encode(std::span<const Command> commands, std::span<void* const> 
 void NvDevice::kick(ChannelState& ch, const std::vector<uint32_t>& words, const NvMemory* bound, uint32_t bound_words) {
   auto wait = [&](uint64_t count) { ch.progress->wait(count); };
   const uint64_t count = ++ch.submissions;
-  std::vector<uint32_t> all = words;
   const auto release = encode_semaphore_release(session_->classes().gpfifo, ch.progress->device_address(), count, false);
-  all.insert(all.end(), release.begin(), release.end());
-  UploadRing::Piece pb = ch.pushbuffers->take(all.size() * 4, 4, wait);
-  std::memcpy(pb.cpu, all.data(), all.size() * 4);
+  const size_t total = words.size() + release.size();
+  UploadRing::Piece pb = ch.pushbuffers->take(total * 4, 4, wait);
+  if (!words.empty()) std::memcpy(pb.cpu, words.data(), words.size() * 4);  // a bound queue's kick brings none
+  std::memcpy(pb.cpu + words.size() * 4, release.data(), release.size() * 4);
   ch.pushbuffers->close(count);
   NvChannel& c = *ch.channel;
   auto entry_space = [&]() {  // two free entries: the GPU's read pointer must not be overtaken by a lap
@@ -355,7 +377,7 @@ void NvDevice::kick(ChannelState& ch, const std::vector<uint32_t>& words, const 
     c.ring[ch.put] = encode_gpfifo_entry({bound->va, bound_words, true, false});
     ch.put = (ch.put + 1) % c.ring_entries;
   }
-  c.ring[ch.put] = encode_gpfifo_entry({pb.va, static_cast<uint32_t>(all.size()), true, false});
+  c.ring[ch.put] = encode_gpfifo_entry({pb.va, static_cast<uint32_t>(total), true, false});
   ch.put = (ch.put + 1) % c.ring_entries;
   std::atomic_thread_fence(std::memory_order_seq_cst);  // entries and pushbuffer before GPPut and the doorbell
   for (const SubmitWrite& w : gpfifo_submit_writes(ch.put, c.ring_entries, c.token)) {
@@ -407,6 +429,20 @@ bool same_commands(const std::vector<Command>& a, std::span<const Command> b) {
 
 }  // namespace
 
+std::vector<uint32_t> NvDevice::encode_bound(std::span<const Command> commands, std::span<void* const> args, ChannelState& ch,
+                                             const NvMemory& kernargs) {
+  std::vector<uint32_t> words;
+  uint64_t used = 0;
+  auto take = [&](uint64_t bytes, uint64_t align) {
+    used = round_up(used, align);
+    UploadRing::Piece p{kernargs.cpu + used, kernargs.va + used};
+    used += bytes;
+    return p;
+  };
+  encode(commands, args, ch, words, take);
+  return words;
+}
+
 std::shared_ptr<BoundQueue> NvDevice::bind(const HWQueue& queue) {
   std::lock_guard lock(submit_mutex_);
   auto b = std::make_shared<NvBoundQueue>();
@@ -421,19 +457,7 @@ std::shared_ptr<BoundQueue> NvDevice::bind(const HWQueue& queue) {
       kernarg_bytes += round_up(round_up(static_cast<const NvProgram*>(c.program)->constant0_bytes, 64), kQmdAlignment) +
                        qmd_words(session_->classes().compute) * 4 + kQmdAlignment;
   if (kernarg_bytes) b->kernargs = session_->alloc(kernarg_bytes, true);
-  auto encode_into = [&](NvBoundQueue& q) {
-    std::vector<uint32_t> words;
-    uint64_t used = 0;
-    auto take = [&](uint64_t bytes, uint64_t align) {
-      used = round_up(used, align);
-      UploadRing::Piece p{q.kernargs.cpu + used, q.kernargs.va + used};
-      used += bytes;
-      return p;
-    };
-    encode(q.commands, q.buffers, *q.channel, words, take);
-    return words;
-  };
-  std::vector<uint32_t> words = encode_into(*b);
+  std::vector<uint32_t> words = encode_bound(b->commands, b->buffers, *b->channel, b->kernargs);
   b->pushbuffer = session_->alloc(std::max<uint64_t>(words.size() * 4, 4), true);
   std::memcpy(b->pushbuffer.cpu, words.data(), words.size() * 4);
   b->words = static_cast<uint32_t>(words.size());
@@ -449,15 +473,7 @@ void NvDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {
   if (!same_commands(b->encoded_commands, b->commands) || b->encoded_buffers != b->buffers) {
     // Patched since it was encoded: rewrite the words in place once the GPU is done with the previous run.
     b->channel->progress->wait(b->last_submission);
-    std::vector<uint32_t> words;
-    uint64_t used = 0;
-    auto take = [&](uint64_t bytes, uint64_t align) {
-      used = round_up(used, align);
-      UploadRing::Piece p{b->kernargs.cpu + used, b->kernargs.va + used};
-      used += bytes;
-      return p;
-    };
-    encode(b->commands, b->buffers, *b->channel, words, take);
+    std::vector<uint32_t> words = encode_bound(b->commands, b->buffers, *b->channel, b->kernargs);
     if (words.size() != b->words) throw std::logic_error("NV: a patched bound queue encoded to a different length");
     std::memcpy(b->pushbuffer.cpu, words.data(), words.size() * 4);
     b->encoded_commands = b->commands;

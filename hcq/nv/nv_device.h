@@ -25,6 +25,7 @@
 #include "hcq/hw_queue.h"
 #include "hcq/nv/nv_program.h"
 #include "hcq/nv/nv_session.h"
+#include "ir/uop.h"
 
 namespace doorbell::mockgpu::nv {
 struct MockGpuConfig;
@@ -80,6 +81,14 @@ class NvDevice final : public Device {
   // ptxas is missing) and its SASS uploaded; on the emulated GPU the PTX text is the image.
   std::unique_ptr<NvProgram> load_program(const std::string& name, const std::string& ptx);
 
+  // A scheduler kernel SINK made runnable here: the GPU optimizer and launch dims for the device's PTX target, the
+  // PTX renderer, load_program (named as the CPU path names it, compiler/c_renderer.h c_kernel_name).
+  struct LoadedKernel {
+    std::unique_ptr<NvProgram> program;
+    std::array<uint32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  };
+  LoadedKernel load_kernel(const UOp& sink);
+
   // Buffer storage for host_buffers: video memory mapped for the host (host memory on the emulated GPU, where
   // both are host memory and small pages keep thousands of small buffers cheap).
   Storage allocate_storage(size_t bytes) override;
@@ -109,6 +118,9 @@ class NvDevice final : public Device {
   template <class Take>
   void encode(std::span<const Command> commands, std::span<void* const> args, ChannelState& ch, std::vector<uint32_t>& words,
               Take&& take_kernargs);
+  // The words of a bound queue, its kernel arguments and QMDs laid out from the start of `kernargs`.
+  std::vector<uint32_t> encode_bound(std::span<const Command> commands, std::span<void* const> args, ChannelState& ch,
+                                     const NvMemory& kernargs);
   // Copies `words` into the channel's pushbuffer ring, appends the progress release and rings the doorbell.
   void kick(ChannelState& ch, const std::vector<uint32_t>& words, const NvMemory* bound_pushbuffer = nullptr,
             uint32_t bound_words = 0);

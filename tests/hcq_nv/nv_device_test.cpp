@@ -27,23 +27,18 @@ NvDevice& device() {
   return *dev;
 }
 
-// The kernel of a one-kernel program, rendered for sm_90 and loaded, with its launch dims.
+// The kernel of a one-kernel program, rendered for the device's target (sm_90) and loaded, with its launch dims.
 struct Loaded {
   std::unique_ptr<NvProgram> program;
-  GpuKernel kernel;
+  std::array<uint32_t, 3> grid, block;
   UOp call;
 };
 
 Loaded load(const Tensor& t) {
   UOp linear = t.schedule_linear();
   EXPECT_EQ(linear.src().size(), 1u);
-  Loaded l;
-  l.call = linear.src(0);
-  const GpuTarget& target = gpu_target("sm_90");
-  l.kernel = prepare_gpu_kernel(l.call.src(0), target);
-  std::string name = c_kernel_name(l.call.src(0));
-  l.program = device().load_program(name, render_ptx(name, l.kernel, target));
-  return l;
+  NvDevice::LoadedKernel k = device().load_kernel(linear.src(0).src(0));
+  return Loaded{std::move(k.program), k.grid, k.block, linear.src(0)};
 }
 
 std::array<uint32_t, 3> dims(const std::array<int64_t, 3>& d) {
@@ -142,7 +137,7 @@ TEST(NvDevice, AKernelRendersRunsAndMatchesTheCpuWithTimestampsAroundIt) {
   Signal& start = d.new_signal("kernel start");
   Signal& end = d.new_signal("kernel end");
   Signal& done = d.new_signal("kernel done");
-  HWQueue().timestamp(start).exec(*l.program, vas(bufs), dims(l.kernel.global_size), dims(l.kernel.local_size))
+  HWQueue().timestamp(start).exec(*l.program, vas(bufs), l.grid, l.block)
       .timestamp(end).signal(done, 1).submit(d);
   done.wait(1);
   EXPECT_EQ(std::memcmp(bufs[0].cpu, want.data(), want.size()), 0);
@@ -162,7 +157,7 @@ TEST(NvDevice, GroupedReductionWithSharedMemoryAndABarrierRuns) {
   NvDevice& d = device();
   Signal& done = d.new_signal("grouped done");
   EXPECT_GT(l.program->shared_bytes, 0u);
-  HWQueue().exec(*l.program, vas(bufs), dims(l.kernel.global_size), dims(l.kernel.local_size)).signal(done, 1).submit(d);
+  HWQueue().exec(*l.program, vas(bufs), l.grid, l.block).signal(done, 1).submit(d);
   done.wait(1);
   EXPECT_EQ(std::memcmp(bufs[0].cpu, want.data(), want.size()), 0);
   free_all(bufs);
@@ -176,7 +171,7 @@ TEST(NvDevice, AThousandChainedKernelsInOneSubmissionRunInOrder) {
   std::memset(bufs[0].cpu, 0, 256 * 4);
   HWQueue q;
   std::vector<uint64_t> args = vas(bufs);
-  for (int i = 0; i < 1000; i++) q.exec(*l.program, args, dims(l.kernel.global_size), dims(l.kernel.local_size));
+  for (int i = 0; i < 1000; i++) q.exec(*l.program, args, l.grid, l.block);
   NvDevice& d = device();
   Signal& done = d.new_signal("thousand done");
   q.signal(done, 1).submit(d);
@@ -222,7 +217,7 @@ TEST(NvDevice, BoundQueueResubmitsAndAPatchedSignalValueAndBufferTakeEffect) {
   NvDevice& d = device();
   Signal& done = d.new_signal("bound done");
   HWQueue q;
-  q.exec(*l.program, vas(a), dims(l.kernel.global_size), dims(l.kernel.local_size)).signal(done, 1);
+  q.exec(*l.program, vas(a), l.grid, l.block).signal(done, 1);
   q.bind(d);
   q.submit(d);
   done.wait(1);
