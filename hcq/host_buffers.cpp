@@ -25,27 +25,20 @@ void free_block(const Block& b) {
   else cpu_device_allocator().free(b.data);
 }
 
-// The device a BUFFER(UNIQUE, DEVICE) names; the CPU device when it names none.
-Device& device_of(const UOp& b) {
-  if (b.src().size() > 1 && b.src(1).op() == Ops::DEVICE) return device(b.src(1).arg_as<std::string>());
-  return device("CPU");
-}
-
+// A BUFFER's storage: the memory of the device it names when that device has its own (a GPU, mapped for the host),
+// else a block of the CPU device's allocator, zero-filled.
 Block allocate(const UOp& b, size_t nbytes) {
-  const bool cpu = b.src().size() < 2 || b.src(1).op() != Ops::DEVICE || b.src(1).arg_as<std::string>() == "CPU";
-  if (cpu) {
-    void* fresh = cpu_device_allocator().alloc(nbytes);
-    std::memset(fresh, 0, nbytes);
-    return Block{fresh, nbytes, nullptr, {}};
+  if (b.src().size() > 1 && b.src(1).op() == Ops::DEVICE && b.src(1).arg_as<std::string>() != "CPU") {
+    Device& d = device(b.src(1).arg_as<std::string>());
+    Device::Storage s = d.allocate_storage(std::max<size_t>(nbytes, 1));
+    if (s.host != nullptr) return Block{s.host, nbytes, &d, s};
   }
-  Device& d = device_of(b);
-  Device::Storage s = d.allocate_storage(std::max<size_t>(nbytes, 1));
-  if (s.host != nullptr) return Block{s.host, nbytes, &d, s};
   void* fresh = cpu_device_allocator().alloc(nbytes);
   std::memset(fresh, 0, nbytes);
   return Block{fresh, nbytes, nullptr, {}};
 }
-// Blocks come from the CPU device's allocator, which caches freed blocks by size: programs allocate the same
+
+// CPU blocks come from the CPU device's allocator, which caches freed blocks by size: programs allocate the same
 // sizes over and over, and a warm realize must not pay for fresh pages.
 struct Store {
   std::mutex mu;
