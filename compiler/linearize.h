@@ -34,4 +34,10 @@ struct Statement {
 // Throws std::invalid_argument naming the node when the kernel is not in the scheduler's form.
 std::vector<Statement> linearize(const UOp& sink);
 
+// The PARAM an INDEX addresses: its source 0, or the PARAM inside AFTER(PARAM(LOCAL), BARRIER).
+inline const UOp& indexed_buffer(const UOp& index) {
+  const UOp& b = index.src(0);
+  return b.op() == Ops::AFTER ? b.src(0) : b;
+}
+
 }  // namespace doorbell

@@ -540,7 +540,7 @@ class LlvmRenderer {
 
   // The element's pointer and its type (global or local address space) for INDEX(PARAM or AFTER(PARAM, BARRIER), i).
   std::pair<std::string, std::string> gep(const UOp& index) {
-    const UOp& buf = index.src(0).op() == Ops::AFTER ? index.src(0).src(0) : index.src(0);
+    const UOp& buf = indexed_buffer(index);
     V idx = value(index.src(1));
     if (!is_int_type(idx.t)) fail("an index must be an integer", index);
     V base = value(buf);

@@ -673,7 +673,7 @@ class PtxRenderer {
       ins("add.s64 " + shifted + ", " + idx + ", " + std::to_string(v.offset));
       idx = shifted;
     }
-    std::string addr = element_address(index.src(0), idx, index);
+    std::string addr = element_address(idx, index);
     bool half = is_half(d);
     Kind k = half ? Kind::B16 : kind_of(d, index);
     std::vector<std::string> regs;
@@ -699,8 +699,7 @@ class PtxRenderer {
 
   // The state space of INDEX(PARAM, ...) or INDEX(AFTER(PARAM(LOCAL), BARRIER), ...): "global" or "shared".
   static std::string space(const UOp& index) {
-    const UOp& buf = index.src(0).op() == Ops::AFTER ? index.src(0).src(0) : index.src(0);
-    return buf.arg_as<ParamArg>().addrspace == AddrSpace::LOCAL ? "shared" : "global";
+    return indexed_buffer(index).arg_as<ParamArg>().addrspace == AddrSpace::LOCAL ? "shared" : "global";
   }
 
   // The address of INDEX(buffer, idx) in its state space: base + idx * itemsize.
@@ -709,12 +708,12 @@ class PtxRenderer {
     DType id = index.src(1).dtype();
     if (!id.is_int()) fail("an index must be an integer", index);
     if (int_bits(id) != 64 || id.is_unsigned()) idx = convert(idx, id, dtypes::int64, index);
-    return element_address(index.src(0), idx, index);
+    return element_address(idx, index);
   }
 
-  // base + idx * itemsize for a 64-bit element index register; `buffer` is the PARAM or AFTER(PARAM, BARRIER).
-  std::string element_address(const UOp& buffer, const std::string& idx, const UOp& index) {
-    const UOp& buf = buffer.op() == Ops::AFTER ? buffer.src(0) : buffer;
+  // base + idx * itemsize of INDEX's buffer for a 64-bit element index register.
+  std::string element_address(const std::string& idx, const UOp& index) {
+    const UOp& buf = indexed_buffer(index);
     int size = buf.dtype().itemsize();
     std::string off = reg(Kind::B64), addr = reg(Kind::B64);
     int shift = 0;
