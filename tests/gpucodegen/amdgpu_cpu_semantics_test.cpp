@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/common/random_tensors.h"
 #include "compiler/c_renderer.h"
 #include "compiler/cpu/clang_compiler.h"
 #include "compiler/gpu/gpu_optimizer.h"
@@ -241,20 +242,15 @@ void expect_same_as_interpreter(const std::vector<Tensor>& outs, bool exact, con
   }
 }
 
-Tensor ints(DType d, int64_t n, int64_t lo, int64_t hi) { return Tensor::randint({n}, lo, hi).cast(d).realize(); }
-Tensor nonzero(DType d, int64_t n) {
-  Tensor b = Tensor::randint({n}, -6, 7).realize();
-  return b.eq(0).where(3, b).cast(d).realize();
-}
-
-const DType kInts[] = {dtypes::int8, dtypes::int16, dtypes::int32, dtypes::int64,
-                       dtypes::uint8, dtypes::uint16, dtypes::uint32, dtypes::uint64};
+using testing::kIntDtypes;
+using testing::random_ints;
+using testing::random_nonzero;
 
 TEST(AmdgpuLlvmIrOnCpu, IntegerArithmeticWrapsAndDividesLikeTheInterpreter) {
   Tensor::manual_seed(1);
-  for (DType d : kInts) {
+  for (DType d : kIntDtypes) {
     SCOPED_TRACE(d.name());
-    Tensor a = ints(d, 301, -120, 120), b = nonzero(d, 301);
+    Tensor a = random_ints(d, 301, -120, 120), b = random_nonzero(d, 301);
     expect_same_as_interpreter({a * b + a, a - b, a.maximum(b), a.lt(b).where(a, b), a.floordiv(b), a.mod(b),
                                 a.bitwise_xor(b), a.rshift(1), a.lshift(2)}, true);
   }
@@ -286,7 +282,7 @@ TEST(AmdgpuLlvmIrOnCpu, Float32ToHalfRoundingEdgeCasesMatchTheInterpreterBitForB
 TEST(AmdgpuLlvmIrOnCpu, CastsBetweenEveryPairMatchTheInterpreter) {
   Tensor::manual_seed(3);
   std::vector<DType> all{dtypes::bool_, dtypes::float16, dtypes::bfloat16, dtypes::float32, dtypes::float64};
-  for (DType d : kInts) all.push_back(d);
+  for (DType d : kIntDtypes) all.push_back(d);
   for (DType from : all) {
     Tensor x = (Tensor::rand({67}) * 100).cast(from).realize();  // in [0, 100): every cast is defined
     std::vector<Tensor> outs;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "tests/common/random_tensors.h"
 #include "ptx_reference_check.h"
 
 namespace doorbell {
@@ -13,20 +14,15 @@ namespace {
 
 using ptx_e2e::expect_same_as_reference;
 
-Tensor ints(DType d, int64_t n, int64_t lo, int64_t hi) { return Tensor::randint({n}, lo, hi).cast(d).realize(); }
-Tensor nonzero(DType d, int64_t n) {
-  Tensor b = Tensor::randint({n}, -6, 7).realize();
-  return b.eq(0).where(3, b).cast(d).realize();
-}
-
-const DType kInts[] = {dtypes::int8, dtypes::int16, dtypes::int32, dtypes::int64,
-                       dtypes::uint8, dtypes::uint16, dtypes::uint32, dtypes::uint64};
+using testing::kIntDtypes;
+using testing::random_ints;
+using testing::random_nonzero;
 
 TEST(PtxRendererOnInterpreter, IntegerArithmeticWrapsAndDividesLikeTheReference) {
   Tensor::manual_seed(1);
-  for (DType d : kInts) {
+  for (DType d : kIntDtypes) {
     SCOPED_TRACE(d.name());
-    Tensor a = ints(d, 301, -120, 120), b = nonzero(d, 301);
+    Tensor a = random_ints(d, 301, -120, 120), b = random_nonzero(d, 301);
     expect_same_as_reference({a * b + a, a - b, a.maximum(b), a.lt(b).where(a, b), a.floordiv(b), a.mod(b),
                               a.bitwise_xor(b), a.bitwise_and(b), a.bitwise_or(b), a.rshift(1), a.lshift(2), a.eq(b), a.ne(b), -a});
     expect_same_as_reference({a.sum(), a.max()});
@@ -35,7 +31,7 @@ TEST(PtxRendererOnInterpreter, IntegerArithmeticWrapsAndDividesLikeTheReference)
 
 TEST(PtxRendererOnInterpreter, IntegerDivisionByConstantsAndWideValues) {
   Tensor::manual_seed(7);
-  Tensor a = ints(dtypes::int32, 500, -100000, 100000), c = ints(dtypes::int64, 500, -1000000, 1000000);
+  Tensor a = random_ints(dtypes::int32, 500, -100000, 100000), c = random_ints(dtypes::int64, 500, -1000000, 1000000);
   expect_same_as_reference({a.floordiv(-7), a.mod(7), c.floordiv(13), c.mod(-5), a * 65537, c * c});
 }
 
@@ -155,7 +151,7 @@ TEST(PtxRendererOnInterpreter, BitcastsOf16BitFloats) {
 TEST(PtxRendererOnInterpreter, CastsBetweenEveryPair) {
   Tensor::manual_seed(4);
   std::vector<DType> all{dtypes::bool_, dtypes::float16, dtypes::bfloat16, dtypes::float32, dtypes::float64};
-  for (DType d : kInts) all.push_back(d);
+  for (DType d : kIntDtypes) all.push_back(d);
   for (DType from : all) {
     Tensor x = (Tensor::rand({67}) * 100).cast(from).realize();  // in [0, 100): every cast is defined
     std::vector<Tensor> outs;
@@ -260,7 +256,7 @@ TEST(PtxRendererOnInterpreter, OddSizesSpanSeveralBlocksWithGatedTails) {
     SCOPED_TRACE(n);
     Tensor a = Tensor::randn({n}).realize(), b = Tensor::randn({n}).realize();
     expect_same_as_reference({a + b * 2, (a - b).relu()});
-    Tensor i8 = ints(dtypes::int8, n, -128, 128), u8 = ints(dtypes::uint8, n, 0, 256);
+    Tensor i8 = random_ints(dtypes::int8, n, -128, 128), u8 = random_ints(dtypes::uint8, n, 0, 256);
     expect_same_as_reference({i8 + i8, u8 * u8, i8.cast(dtypes::float16) + 1});
   }
 }
