@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <set>
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
@@ -76,9 +78,30 @@ static inline uint64_t db_umod(uint64_t a, uint64_t b) { return b == 0 ? 0 : a %
 bool is_half(DType d) { return d.scalar_type == ScalarType::Float16 || d.scalar_type == ScalarType::BFloat16; }
 bool is_double(DType d) { return d.scalar_type == ScalarType::Float64 || d.scalar_type == ScalarType::WeakFloat; }
 
+// A vector value (compiler/cpu/vectorize.h): a clang vector of 32-bit elements; bool lanes are int32 masks (0 or -1),
+// what a vector comparison gives. The typedefs ending in `u` are the same vectors in memory, aligned as one element.
+std::string vector_type(DType d) {
+  switch (d.scalar_type) {
+    case ScalarType::Float32: return "db_f32x" + std::to_string(d.lanes);
+    case ScalarType::Int32: case ScalarType::Bool: return "db_i32x" + std::to_string(d.lanes);
+    case ScalarType::UInt32: return "db_u32x" + std::to_string(d.lanes);
+    default: throw std::invalid_argument("render_c: no vector type for " + d.name() + "; vectors hold 32-bit elements");
+  }
+}
+
+std::string vector_typedefs(int lanes) {
+  std::string out, n = std::to_string(lanes);
+  for (const char* e : {"float f32", "int32_t i32", "uint32_t u32"}) {
+    std::string c(e, std::strchr(e, ' ')), t = std::string("db_") + (std::strchr(e, ' ') + 1) + "x" + n;
+    out += "typedef " + c + " " + t + " __attribute__((ext_vector_type(" + n + ")));\n";
+    out += "typedef " + c + " " + t + "u __attribute__((ext_vector_type(" + n + "), aligned(4)));\n";
+  }
+  return out;
+}
+
 // The C type that holds a value of `d` in a register.
 std::string ctype(DType d) {
-  if (d.lanes != 1) throw std::invalid_argument("render_c: vector dtype " + d.name() + " is not supported yet");
+  if (d.lanes != 1) return vector_type(d);
   switch (d.scalar_type) {
     case ScalarType::Bool: case ScalarType::UInt8: return "uint8_t";
     case ScalarType::Int8: return "int8_t";
@@ -244,6 +267,10 @@ class CRenderer {
  public:
   std::string render(const std::string& name, const UOp& sink, const std::vector<Statement>& statements) {
     out_ = kPrelude;
+    std::set<int> widths;
+    for (const Statement& st : statements)
+      if (st.u.dtype().lanes > 1) widths.insert(st.u.dtype().lanes);
+    for (int w : widths) out_ += vector_typedefs(w);
     out_ += "void " + name + "(void* const* bufs, const int64_t* vars, int32_t core_id, int32_t core_count) {\n";
     out_ += "  (void)vars; (void)core_id; (void)core_count;\n";
     std::map<int64_t, UOp> params;
@@ -284,6 +311,7 @@ class CRenderer {
   // Index math is weakint (64-bit in the IR); a node whose bounds fit in int32 is computed in int32: cheaper
   // address arithmetic and more vectorization, with the same value.
   std::string value_ctype(const UOp& u) {
+    if (u.dtype().lanes > 1) return ctype(u.dtype());
     if (u.dtype().scalar_type == ScalarType::WeakInt && u.has_bounds() && u.vmin() >= INT32_MIN && u.vmax() <= INT32_MAX)
       return "int32_t";
     return ctype(u.dtype());
@@ -333,7 +361,9 @@ class CRenderer {
         return;
       case StatementKind::VALUE: {
         std::string e;
-        if (u.op() == Ops::LOAD) {
+        if (u.dtype().lanes > 1) {
+          e = vector_value(u);
+        } else if (u.op() == Ops::LOAD) {
           e = load(u);
         } else {
           std::vector<std::string> args, types;
@@ -349,7 +379,9 @@ class CRenderer {
       }
       case StatementKind::ACC_INIT: {
         std::string n = fresh("acc");
-        line(ctype(u.dtype()) + " " + n + " = " + reduce_identity(u.arg_as<ReduceArg>().op, u.dtype()) + ";");
+        std::string id = reduce_identity(u.arg_as<ReduceArg>().op, DType(u.dtype().scalar_type));
+        if (u.dtype().lanes > 1) id = "(" + ctype(u.dtype()) + ")" + id;
+        line(ctype(u.dtype()) + " " + n + " = " + id + ";");
         names_[u.get()] = n;
         return;
       }
@@ -357,6 +389,15 @@ class CRenderer {
         const std::string& acc = name(u);
         Ops op = u.arg_as<ReduceArg>().op;
         std::string t = ctype(u.dtype());
+        if (u.dtype().lanes > 1) return line(acc + " = " + vector_accumulate(u, op, acc) + ";");
+        if (u.src(0).dtype().lanes > 1) {  // a vector's lanes folded into a scalar, left to right
+          line("{");
+          line("  const " + ctype(u.src(0).dtype()) + " f_ = " + expr(u.src(0)) + ";");
+          for (int i = 0; i < u.src(0).dtype().lanes; i++)
+            line("  " + acc + " = " + alu(u, op, u.dtype(), t, {acc, "f_[" + std::to_string(i) + "]"}, {t, t}, {u.dtype(), u.dtype()}) + ";");
+          line("}");
+          return;
+        }
         line(acc + " = " + alu(u, op, u.dtype(), t, {acc, expr(u.src(0))}, {t, expr_type(u.src(0))}, {u.dtype(), u.src(0).dtype()}) + ";");
         return;
       }
@@ -366,6 +407,10 @@ class CRenderer {
         const UOp& index = u.src(0);
         DType d = index.src(0).dtype();
         std::string v = expr(u.src(1));
+        if (u.src(1).dtype().lanes > 1) {  // a vector store at the index (compiler/cpu/vectorize.h)
+          line("*(" + ctype(u.src(1).dtype()) + "u*)&" + element(index) + " = " + v + ";");
+          return;
+        }
         if (d.scalar_type == ScalarType::Float16) v = "db_f2h(" + v + ")";
         else if (d.scalar_type == ScalarType::BFloat16) v = "db_f2bf(" + v + ")";
         else v = "(" + storage_type(d) + ")" + v;
@@ -379,6 +424,84 @@ class CRenderer {
         return;
       }
     }
+  }
+
+  // An operand of a vector op as a vector of `vt`: a scalar is broadcast (a bool as a mask).
+  std::string as_vector(const UOp& x, DType vt) {
+    if (x.dtype().lanes > 1) return expr(x);
+    std::string t = ctype(vt);
+    if (vt.is_bool()) return "((" + t + ")(-(int32_t)(" + expr(x) + " != 0)))";
+    return "((" + t + ")(" + ctype(DType(vt.scalar_type)) + ")" + expr(x) + ")";
+  }
+
+  std::string vector_max(DType d, const std::string& a, const std::string& b) {
+    std::string t = ctype(d);
+    if (!d.is_float()) return "({ const " + t + " a_ = " + a + ", b_ = " + b + "; a_ < b_ ? b_ : a_; })";
+    return "({ const " + t + " a_ = " + a + ", b_ = " + b + "; (a_ != a_ | b_ != b_) ? (" + t +
+           ")__builtin_nanf(\"\") : (a_ < b_ ? b_ : a_); })";
+  }
+
+  // A vector ALU op, CAST, BITCAST or LOAD (compiler/cpu/vectorize.h has made only what is written here).
+  std::string vector_value(const UOp& u) {
+    DType d = u.dtype();
+    std::string t = ctype(d);
+    if (u.op() == Ops::LOAD) return "*(const " + t + "u*)&" + element(u.src(0));
+    const UOp& x0 = u.src(0);
+    if (u.op() == Ops::CAST) {
+      if (x0.dtype().lanes == 1) return as_vector(x0, d);
+      DType s = DType(x0.dtype().scalar_type, d.lanes);
+      if (d.is_bool()) return "(" + expr(x0) + " != 0)";
+      if (s.is_bool()) return "__builtin_convertvector(-" + expr(x0) + ", " + t + ")";
+      if (ctype(s) == t) return expr(x0);
+      return "__builtin_convertvector(" + expr(x0) + ", " + t + ")";
+    }
+    if (u.op() == Ops::BITCAST) return "((" + t + ")" + expr(x0) + ")";
+    // the operands' vector type: the result's, or for a comparison its operands' element type
+    DType od = group::Binary.contains(u.op()) || group::Unary.contains(u.op()) ? DType(x0.dtype().scalar_type, d.lanes) : d;
+    if (u.op() == Ops::SHL || u.op() == Ops::SHR) od = d;
+    auto a = [&](size_t i) { return as_vector(u.src(i), od); };
+    bool f = d.is_float(), b = d.is_bool();
+    auto bin = [&](const char* sym) { return "(" + a(0) + " " + sym + " " + a(1) + ")"; };
+    switch (u.op()) {
+      case Ops::ADD: return b ? bin("|") : bin("+");
+      case Ops::SUB: return b ? bin("^") : bin("-");
+      case Ops::MUL: return b ? bin("&") : bin("*");
+      case Ops::FDIV: return bin("/");
+      case Ops::MAX: return vector_max(d, a(0), a(1));
+      case Ops::NEG: return b ? a(0) : "(-" + a(0) + ")";
+      case Ops::RECIPROCAL: return "((" + t + ")1.0f / " + a(0) + ")";
+      case Ops::TRUNC: return f ? "__builtin_elementwise_trunc(" + a(0) + ")" : a(0);
+      case Ops::SQRT: return "__builtin_elementwise_sqrt(" + a(0) + ")";
+      case Ops::CMPLT: return bin("<");
+      case Ops::CMPNE: return bin("!=");
+      case Ops::CMPEQ: return bin("==");
+      case Ops::AND: return bin("&");
+      case Ops::OR: return bin("|");
+      case Ops::XOR: return bin("^");
+      case Ops::SHL: {
+        std::string ut = vector_type(DType(ScalarType::UInt32, d.lanes));
+        return "((" + t + ")((" + ut + ")" + a(0) + " << (" + ut + ")" + a(1) + "))";
+      }
+      case Ops::SHR: return bin(">>");
+      case Ops::WHERE: {
+        DType vt = d;
+        return "(" + expr(u.src(0)) + " ? " + as_vector(u.src(1), vt) + " : " + as_vector(u.src(2), vt) + ")";
+      }
+      default: fail("no vector C rendering for this op", u);
+    }
+  }
+
+  // A vector accumulator combined with its term; a float product is fused into a sum (one rounding, as BLAS
+  // kernels do): what makes a register-tiled matmul run at the FMA units' rate.
+  std::string vector_accumulate(const UOp& u, Ops op, const std::string& acc) {
+    DType d = u.dtype();
+    const UOp& x = u.src(0);
+    if (op == Ops::ADD && d.is_float() && x.op() == Ops::MUL && x.dtype() == d)
+      return "__builtin_elementwise_fma(" + as_vector(x.src(0), d) + ", " + as_vector(x.src(1), d) + ", " + acc + ")";
+    std::string v = as_vector(x, d);
+    if (op == Ops::MAX) return vector_max(d, acc, v);
+    if (d.is_bool()) return "(" + acc + (op == Ops::MUL ? " & " : " | ") + v + ")";
+    return "(" + acc + (op == Ops::MUL ? " * " : " + ") + v + ")";
   }
 
   std::string out_;

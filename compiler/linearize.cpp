@@ -242,7 +242,7 @@ class Linearizer {
   }
 
   void emit_reduce(const UOp& u) {
-    if (u.src().size() < 2) fail("expected REDUCE(value, ranges...)", u);
+    if (u.src().empty()) fail("expected REDUCE(value, ranges...)", u);  // no ranges: a vector's lanes folded
     for (size_t i = 1; i < u.src().size(); i++) emit(u.src(i).src(0));
     size_t d = depth_of(mask(u), u);
     std::vector<UOp> group = reduce_group(u, d);

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/range_split.h"
 #include "ir/graph_rewrite.h"
 
 namespace doorbell {
@@ -16,68 +17,9 @@ namespace {
 // -1: follow the environment; 0 or 1: set by set_noopt.
 std::atomic<int> g_noopt_override{-1};
 
-// What a split range becomes: `value` where it is used as a value, `ranges` where it is listed by a REDUCE or END.
-struct Split {
-  UOp value;
-  std::vector<UOp> ranges;
-};
-using Splits = std::unordered_map<const UOpNode*, Split>;
-
-std::optional<int64_t> const_size(const UOp& range) {
-  const UOp& end = range.src(0);
-  if (end.op() != Ops::CONST || !std::holds_alternative<int64_t>(end.const_value())) return std::nullopt;
-  return std::get<int64_t>(end.const_value());
-}
-
-// Splits `r` of size n into (n / k) * k: r -> r_o * k + r_i, r_i of type `inner`. With n == k, r -> r_i alone.
+// r -> r_o * k + r_i (r_i of type `inner`), or r_i alone when k is r's whole size n.
 Split split_range(const UOp& r, int64_t n, int64_t k, AxisType inner, int64_t& next_axis) {
-  AxisType outer_type = r.arg_as<RangeArg>().type;
-  UOp r_i = UOp::range(k, next_axis++, inner, r.dtype());
-  if (n == k) return Split{r_i, {r_i}};
-  UOp r_o = UOp::range(n / k, next_axis++, outer_type, r.dtype());
-  return Split{r_o * k + r_i, {r_o, r_i}};
-}
-
-// Rebuilds the kernel with every split range replaced: in value position by its expression, in the range list of
-// a REDUCE or END by its new ranges.
-UOp apply_splits(const UOp& sink, const Splits& splits) {
-  std::unordered_map<const UOpNode*, UOp> done;
-  for (const UOp& u : sink.toposort()) {
-    if (auto it = splits.find(u.get()); it != splits.end()) {
-      done[u.get()] = it->second.value;
-      continue;
-    }
-    bool lists_ranges = u.op() == Ops::REDUCE || u.op() == Ops::END;
-    std::vector<UOp> src;
-    bool changed = false;
-    for (size_t i = 0; i < u.src().size(); i++) {
-      const UOp& s = u.src(i);
-      if (lists_ranges && i > 0) {
-        if (auto it = splits.find(s.get()); it != splits.end()) {
-          src.insert(src.end(), it->second.ranges.begin(), it->second.ranges.end());
-          changed = true;
-          continue;
-        }
-      }
-      const UOp& n = done.at(s.get());
-      changed |= !(n == s);
-      src.push_back(n);
-    }
-    done[u.get()] = changed ? rebuild_with_src(u, std::move(src)) : u;
-  }
-  return done.at(sink.get());
-}
-
-// Whether `r` is a term of the index's sum with coefficient 1: consecutive iterations store consecutive elements.
-bool contiguous_in(const UOp& index, const UOp& r) {
-  std::vector<UOp> stack{index};
-  while (!stack.empty()) {
-    UOp t = stack.back();
-    stack.pop_back();
-    if (t == r) return true;
-    if (t.op() == Ops::ADD) stack.insert(stack.end(), t.src().begin(), t.src().end());
-  }
-  return false;
+  return doorbell::split_range(r, {{n / k, r.arg_as<RangeArg>().type}, {k, inner}}, next_axis);
 }
 
 int64_t upcast_factor(int64_t n) {
@@ -105,9 +47,7 @@ UOp optimize_kernel(const UOp& sink) { return noopt_enabled() ? sink : apply_opt
 UOp apply_optimizations(const UOp& sink) {
   if (!sink || sink.op() != Ops::SINK) throw std::invalid_argument("optimize_kernel: expected a kernel SINK");
   std::vector<UOp> topo = sink.toposort();
-  int64_t next_axis = 0;
-  for (const UOp& u : topo)
-    if (u.op() == Ops::RANGE) next_axis = std::max(next_axis, u.arg_as<RangeArg>().axis + 1);
+  int64_t next_axis = next_free_axis(sink);
 
   Splits splits;
   int64_t upcast = 1;

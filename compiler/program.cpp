@@ -8,6 +8,7 @@
 
 #include "compiler/c_renderer.h"
 #include "compiler/cpu/clang_compiler.h"
+#include "compiler/cpu/cpu_optimizer.h"
 #include "compiler/cpu/elf_loader.h"
 #include "compiler/expander.h"
 #include "compiler/linearize.h"
@@ -43,8 +44,7 @@ UOp linear_of(const std::vector<Statement>& statements) {
 
 CacheEntry build(const UOp& sink, bool noopt) {
   // The optimized kernel is what runs; the PROGRAM still names the original SINK, the kernel it computes.
-  UOp opt = noopt ? sink : expand_kernel(apply_optimizations(sink));
-  opt = decompose_transcendentals(opt);  // float exp2/log2/sin as float32 polynomials, not libm in double
+  UOp opt = lower_for_cpu(sink, noopt);  // vectorized for this CPU where it can be (compiler/cpu/cpu_optimizer.h)
   std::vector<Statement> statements = linearize(opt);
   std::string name = c_kernel_name(sink);
   std::string source = render_c(name, opt, statements);

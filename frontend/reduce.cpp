@@ -1,6 +1,7 @@
 // Reductions. REDUCE keeps the reduced axes as size 1 (ReduceArg{op, axes}); keepdim=false reshapes them away.
 // sum accumulates in sum_acc_dtype (cast back for float16 and bfloat16), the rest compose as tinygrad does.
 #include <algorithm>
+#include <optional>
 
 #include "frontend/lazy_uops.h"
 #include "frontend/shape.h"
@@ -20,10 +21,47 @@ IntTuple reduce_axes(std::string_view op, const Axes& axis, const IntTuple& shap
   return axes;
 }
 
+// Reductions of many elements into few outputs (at least 32768 per output) run as two kernels, so that the first has
+// outputs enough for every core: an axis of size n is split into (d, n / d), d from 256 down to 8, the d parts are
+// reduced into a contiguous buffer of d partial results per output and those reduced next (tinygrad's
+// split_reduceop). The float sum then adds in another order than one loop would.
+constexpr int64_t kSplitReduceRatio = 32768, kSplitMaxOutputs = int64_t{1} << 22;
+
+std::optional<Tensor> split_reduce(const Tensor& x, Ops op, const IntTuple& axes) {
+  int64_t in = x.numel(), reduced = 1;
+  for (int64_t a : axes) reduced *= x.shape()[a];
+  int64_t outputs = reduced == 0 ? 0 : in / reduced;
+  if (reduced < kSplitReduceRatio || outputs == 0 || outputs > kSplitMaxOutputs / 8) return std::nullopt;
+  for (int64_t a : axes) {
+    int64_t n = x.shape()[a];
+    for (int64_t d = std::min<int64_t>(256, kSplitMaxOutputs / outputs); d >= 8; d--) {
+      if (n % d != 0) continue;
+      IntTuple shape = x.shape();
+      shape[a] = n / d;
+      shape.insert(shape.begin() + a, d);
+      IntTuple order;
+      for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); i++)
+        if (i != a) order.push_back(i);
+      order.push_back(a);  // the d parts last: the partial results of one output lie side by side
+      Tensor parts = x.reshape(shape).permute(order);
+      UOp p = UOp::make(Ops::REDUCE, x.dtype(), {parts.uop()}, ReduceArg{op, axes});  // after the permute, axis a holds the n / d part
+      Tensor partial = Tensor(p).contiguous();
+      int64_t last = static_cast<int64_t>(shape.size()) - 1;
+      Tensor total(UOp::make(Ops::REDUCE, x.dtype(), {partial.uop()}, ReduceArg{op, IntTuple{last}}));
+      IntTuple kept = x.shape();
+      for (int64_t b : axes) kept[b] = 1;
+      return total.reshape(kept);
+    }
+  }
+  return std::nullopt;
+}
+
 Tensor reduce(const Tensor& x, std::string_view name, Ops op, const Axes& axis, bool keepdim) {
   IntTuple axes = reduce_axes(name, axis, x.shape());
   UOp u = x.uop();
-  if (!axes.empty()) u = UOp::make(Ops::REDUCE, u.dtype(), {u}, ReduceArg{op, axes});
+  std::optional<Tensor> split = axes.empty() ? std::nullopt : split_reduce(x, op, axes);
+  if (split) u = split->uop();
+  else if (!axes.empty()) u = UOp::make(Ops::REDUCE, u.dtype(), {u}, ReduceArg{op, axes});
   Tensor r(u);
   if (keepdim) return r;
   IntTuple out;

@@ -154,6 +154,8 @@ constexpr int64_t kMinWorkPerCore = 8192;
 
 class LinearRunner {
  public:
+  explicit LinearRunner(bool timed) : timed_mode_(timed || debug_level() >= 2) {}
+
   void call(const UOp& call) {
     switch (call.src(0).op()) {
       case Ops::SINK:  // the reference, element by element on this thread: after what the device still runs
@@ -171,7 +173,10 @@ class LinearRunner {
     if (queue_.size() == 0) return;
     queue_.signal(dev_->timeline_signal(), dev_->next_timeline()).submit(*dev_);
     dev_->synchronize();
-    for (const Timed& t : timed_) print_timed(t);
+    for (const Timed& t : timed_) {
+      if (debug_level() >= 2) print_timed(t);
+      timings_.push_back(KernelTiming{t.name, t.launch, static_cast<double>(t.end->timestamp() - t.start->timestamp()), t.estimates});
+    }
     queue_ = HWQueue();
     timed_.clear();
   }
@@ -211,7 +216,7 @@ class LinearRunner {
     buffers_.clear();
     for (size_t i = 1; i < call.src().size(); i++) buffers_.push_back(buffer_bytes(call.src(i)).data());
     int32_t cores = std::min(l.cores, static_cast<int32_t>(workers_));
-    if (debug_level() < 2) {
+    if (!timed_mode_) {
       queue_.exec(l.kernel.fn, std::span<void* const>(buffers_.data(), buffers_.size()), {}, cores);
       return;
     }
@@ -247,7 +252,7 @@ class LinearRunner {
     const NvLaunch& l = nv_launch_of(d, call.src(0));
     args_.clear();
     for (size_t i = 1; i < call.src().size(); i++) args_.push_back(buffer_device_address(call.src(i)));
-    if (debug_level() < 2) {
+    if (!timed_mode_) {
       queue_.exec(*l.loaded, args_, l.grid, l.block);
       return;
     }
@@ -326,6 +331,12 @@ class LinearRunner {
     workers_ = cpu ? cpu->worker_count() : 1;
   }
 
+ public:
+  std::vector<KernelTiming> take_timings() { return std::move(timings_); }
+
+ private:
+  bool timed_mode_;
+  std::vector<KernelTiming> timings_;
   Device* dev_ = nullptr;  // created on the first call that needs it
   nv::NvDevice* nv_ = nullptr;  // dev_ when it is the NV device: its kernels and copies take the GPU path
   uint32_t workers_ = 1;
@@ -337,15 +348,22 @@ class LinearRunner {
 
 }  // namespace
 
-void run_linear(const UOp& linear) {
+namespace {
+std::vector<KernelTiming> run(const UOp& linear, bool timed) {
   if (!linear || linear.op() != Ops::LINEAR)
     throw std::invalid_argument("run_linear: expected a LINEAR, got " + (linear ? print_node(linear) : std::string("a null UOp")));
   for (const UOp& call : linear.src())
     if (call.op() != Ops::CALL || call.src().empty())
       throw std::invalid_argument("run_linear: expected CALL(SINK, PROGRAM or COPY, buffers...), got " + print_node(call));
-  LinearRunner runner;
+  LinearRunner runner(timed);
   for (const UOp& call : linear.src()) runner.call(call);
   runner.flush();
+  return runner.take_timings();
 }
+}  // namespace
+
+void run_linear(const UOp& linear) { run(linear, false); }
+
+std::vector<KernelTiming> run_linear_timed(const UOp& linear) { return run(linear, true); }
 
 }  // namespace doorbell

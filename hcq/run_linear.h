@@ -6,10 +6,26 @@
 // Device work is recorded into one queue and submitted once; run_linear returns when everything finished.
 // DEBUG=2 prints one line per compiled kernel with its kernel-only time from timestamps written by the queue.
 #pragma once
+#include <string>
+#include <vector>
+
+#include "compiler/kernel_estimates.h"
 #include "ir/uop.h"
 
 namespace doorbell {
 
 void run_linear(const UOp& linear);
+
+// One compiled kernel's run: its kernel-only time from the timestamps the queue wrote around its exec.
+struct KernelTiming {
+  std::string name;
+  std::string launch;  // "[cores x iterations]" on the CPU, "[grid x block]" on a GPU
+  double ns = 0;
+  KernelEstimates estimates;
+};
+
+// run_linear with every compiled kernel bracketed by timestamps (as at DEBUG=2, without printing): the kernel-only
+// times in call order. Benchmarks use it; reference-interpreted kernels and copies are not timed.
+std::vector<KernelTiming> run_linear_timed(const UOp& linear);
 
 }  // namespace doorbell

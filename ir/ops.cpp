@@ -23,7 +23,7 @@ Ops op_from_name(std::string_view name) {
 
 std::string_view axis_type_name(AxisType t) {
   static constexpr std::string_view kNames[] = {"DEVICE", "GLOBAL", "WARP", "LOCAL", "WEAK", "GROUP_REDUCE",
-                                                "REDUCE", "UPCAST", "UNROLL", "THREAD", "PLACEHOLDER", "LOOP"};
+                                                "REDUCE", "UPCAST", "UNROLL", "THREAD", "PLACEHOLDER", "LOOP", "VECTOR"};
   return kNames[static_cast<int>(t)];
 }
 

@@ -73,7 +73,9 @@ inline constexpr OpSet Reduce{Ops::ADD, Ops::MUL, Ops::MAX};  // the ops a REDUC
 }  // namespace group
 
 // Where a RANGE's axis goes in the optimizer (tinygrad AxisType, uop/ops.py).
-enum class AxisType : uint8_t { DEVICE, GLOBAL, WARP, LOCAL, WEAK, GROUP_REDUCE, REDUCE, UPCAST, UNROLL, THREAD, PLACEHOLDER, LOOP };
+// VECTOR (doorbell's, not tinygrad's): lanes of one SIMD value on the CPU (compiler/cpu/vectorize.h), where tinygrad's
+// expander turns an UPCAST into a vector dtype.
+enum class AxisType : uint8_t { DEVICE, GLOBAL, WARP, LOCAL, WEAK, GROUP_REDUCE, REDUCE, UPCAST, UNROLL, THREAD, PLACEHOLDER, LOOP, VECTOR };
 std::string_view axis_type_name(AxisType t);
 
 // Where a buffer or parameter lives; ALU marks a scalar variable (tinygrad AddrSpace).

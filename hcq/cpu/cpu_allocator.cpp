@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <sys/mman.h>
+
 namespace doorbell {
 
 CpuAllocator::~CpuAllocator() {
@@ -30,8 +32,12 @@ void* CpuAllocator::alloc(size_t bytes) {
     it->second.pop_back();
     if (it->second.empty()) cache_.erase(it);
   } else {
-    block = std::aligned_alloc(kAlignment, size);
+    // Big blocks on 2 MiB boundaries with transparent huge pages asked for: a strided walk (a sum over axis 0, a
+    // matmul's column panel) then misses the TLB 512x less often, and the L2 prefetcher is not stopped every 4 KiB.
+    const bool huge = size >= kHugeBlock;
+    block = std::aligned_alloc(huge ? kHugePage : kAlignment, huge ? (size + kHugePage - 1) / kHugePage * kHugePage : size);
     if (block == nullptr) throw std::bad_alloc();
+    if (huge) ::madvise(block, size, MADV_HUGEPAGE);  // advice only: without THP the pages are 4 KiB
   }
   live_.emplace(block, size);
   return block;

@@ -13,6 +13,7 @@ namespace doorbell {
 class CpuAllocator {
  public:
   static constexpr size_t kAlignment = 64;
+  static constexpr size_t kHugePage = size_t{2} << 20, kHugeBlock = size_t{4} << 20;
 
   CpuAllocator() = default;
   CpuAllocator(const CpuAllocator&) = delete;
