@@ -1,19 +1,27 @@
-// The `doorbell` program: its version, the devices it finds, and a small real workload on the CPU device.
+// The `doorbell` program: its version, the devices it finds, the benchmark of the CPU device against this machine's
+// floors (tools/bench_suite.h), and a small real workload on the CPU device.
 
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <string_view>
 
 #include "kernel-interface/device_probe.h"
 #include "kernel-interface/device_summary.h"
+#include "tools/bench_suite.h"
 #include "tools/device_check.h"
 #include "tools/workload.h"
 
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: doorbell [run | check --device NV | devices | --version | --help]\n"
-    "  (no argument)         the version, the devices found, and the workload\n"
+    "usage: doorbell [bench [--full] [--json FILE] | run | check --device NV | devices | --version | --help]\n"
+    "  (no argument)         the version, the devices found, and the short bench\n"
+    "  bench                 doorbell's CPU kernels (kernel-only, median) against this machine's floors: STREAM-like\n"
+    "                        loops over all cores and OpenBLAS sgemm; ratio, GFLOP/s or GB/s, a check of each answer,\n"
+    "                        and the CPU device's dispatch latency (short suite: under a minute)\n"
+    "    --full              every case (adds 1e8-element and 2048^3 cases; about a minute on 2 cores)\n"
+    "    --json FILE         also write every figure (all samples, machine, date) to FILE\n"
     "  run                   the workload: an MLP forward pass on the CPU device, checked against float64, with\n"
     "                        compile latency per kernel and the DEBUG=2 table of kernel-only times (on stderr)\n"
     "  check --device NV     whether the device works with doorbell: the HCQ contract, a conformance subset and\n"
@@ -28,10 +36,42 @@ void print_version_and_devices() {
   }
 }
 
+// The short or full suite; exit code 1 when any answer mismatched.
+int run_bench(bool full, const std::string& json_path) {
+  doorbell::bench::SuiteOptions options{.full = full, .progress = stderr};
+  doorbell::bench::SuiteResult result = doorbell::bench::run_suite(options);
+  doorbell::bench::print_suite_table(result, stdout);
+  if (!json_path.empty()) {
+    doorbell::bench::write_suite_json(result, json_path);
+    std::printf("bench: JSON written to %s\n", json_path.c_str());
+  }
+  for (const auto& c : result.cases)
+    if (!c.check.ok) return 1;
+  return 0;
+}
+
+int bench_command(int argc, char** argv) {
+  bool full = false;
+  std::string json_path;
+  for (int i = 2; i < argc; i++) {
+    std::string_view arg = argv[i];
+    if (arg == "--full") {
+      full = true;
+    } else if (arg == "--json" && i + 1 < argc) {
+      json_path = argv[++i];
+    } else {
+      std::fprintf(stderr, "doorbell: bench: expected --full or --json FILE, got '%s'\n%s", argv[i], kUsage.data());
+      return 2;
+    }
+  }
+  return run_bench(full, json_path);
+}
+
 int run(std::string_view command) {
   if (command.empty()) {
     print_version_and_devices();
-    return doorbell::run_workload(stdout);
+    std::fflush(stdout);
+    return run_bench(false, "");
   }
   if (command == "run") return doorbell::run_workload(stdout);
   if (command == "devices" || command == "--version") {
@@ -50,6 +90,14 @@ int run(std::string_view command) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "bench") {
+    try {
+      return bench_command(argc, argv);
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "doorbell: bench: %s\n", error.what());
+      return 1;
+    }
+  }
   if (argc >= 2 && std::string_view(argv[1]) == "check") {
     if (argc != 4 || std::string_view(argv[2]) != "--device") {
       std::fprintf(stderr, "doorbell: expected `check --device NAME`\n%s", kUsage.data());

@@ -1,0 +1,125 @@
+// The workloads of `doorbell bench` and bench/cpu_limits_bench.cpp: doorbell programs built with the Tensor API, each
+// run kernel-only (inputs realized first, compiled once, then run_linear_timed: the sum of its kernels' times from
+// the timestamps the queue writes) and compared with its floor (tools/bench_floors.h) on the same sizes. Each checks
+// its answer once against the floor's (or the host's) on the same input numbers: a fast wrong answer is worthless.
+// Also the CPU device's dispatch latency against a two-thread ping-pong, as bench/hcq_bench.cpp measures it.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/uop.h"
+#include "tools/bench_floors.h"
+
+namespace doorbell::bench {
+
+// What a case is: names, sizes, and the work one run does (for GFLOP/s or GB/s).
+struct CaseInfo {
+  std::string name;        // e.g. "matmul"
+  std::string sizes;       // e.g. "1024x1024x1024"
+  std::string floor_name;  // e.g. "sgemm"
+  bool flops_unit = false; // true: GFLOP/s from `work` flops; false: GB/s from `work` bytes (read + written)
+  double work = 0;
+};
+
+struct CheckResult {
+  bool ok = false;
+  std::string detail;  // the measured error and its tolerance
+};
+
+// One prepared case: inputs realized, program compiled and run once, floor buffers filled and run once.
+class BenchCase {
+ public:
+  virtual ~BenchCase() = default;
+  const CaseInfo& info() const { return info_; }
+  // Kernel-only ns of one run of the doorbell program.
+  double run_doorbell();
+  // Wall ns of one run of the floor; throws when the floor is unavailable.
+  virtual int64_t run_floor() = 0;
+  virtual bool floor_available() const { return true; }
+  virtual std::string floor_unavailable_reason() const { return {}; }
+  // Compares doorbell's output of the last run with the reference on the same inputs.
+  virtual CheckResult check() = 0;
+  size_t kernel_count() const { return kernels_; }
+
+ protected:
+  explicit BenchCase(CaseInfo info) : info_(std::move(info)) {}
+  CaseInfo info_;
+  // Compiles the LINEAR of the output (inputs realized before) and runs it once: compile and first-run costs stay
+  // out of the samples.
+  void compile_and_warm_up(const UOp& linear);
+  UOp compiled_;
+  size_t kernels_ = 0;
+};
+
+struct CaseSpec {
+  std::string name;  // "<workload> <sizes>", unique: what --benchmark_filter and the table show
+  bool in_short = false;
+  std::function<std::unique_ptr<BenchCase>(Floors&)> make;
+};
+
+// Every case of the full suite, in table order; in_short marks those of the short one.
+std::vector<CaseSpec> bench_cases();
+
+struct CaseResult {
+  CaseInfo info;
+  std::vector<double> doorbell_samples;  // ns, kernel-only, one per repetition
+  std::vector<double> floor_samples;     // ns
+  double doorbell_ns = 0, floor_ns = 0;  // medians
+  double ratio = 0;                      // doorbell_ns / floor_ns; 0 when the floor is unavailable
+  double throughput = 0;                 // doorbell's GFLOP/s or GB/s at its median
+  double floor_throughput = 0;
+  bool floor_available = true;
+  std::string floor_note;  // why the floor is unavailable
+  CheckResult check;
+  size_t kernels = 0;
+};
+
+// Median of ns samples (0 for none).
+double median_of(std::vector<double> v);
+
+// Runs doorbell `repeats` times, then the floor `repeats` times (after the warm-up runs the case's preparation did),
+// and checks the answer.
+CaseResult measure_case(BenchCase& c, int repeats);
+
+struct LatencyResult {
+  std::string name;
+  double doorbell_ns = 0;
+  std::string floor_name;
+  double floor_ns = 0;
+  int samples = 0;
+};
+// The CPU device's dispatch of an empty kernel (submit -> kernel start, submit -> host sees done), median of
+// `iterations`, against a spin ping-pong between two threads (one way, round trip; its 10th percentile) measured in
+// the same run.
+std::vector<LatencyResult> measure_dispatch_latency(int iterations);
+
+struct SuiteOptions {
+  bool full = false;
+  int repeats = 0;  // 0: 3 (short) or 5 (full)
+  std::FILE* progress = nullptr;  // one line per case as it finishes, when not null
+};
+
+struct SuiteResult {
+  bool full = false;
+  int repeats = 0;
+  std::vector<CaseResult> cases;
+  std::vector<LatencyResult> latency;
+  unsigned threads = 0;
+  std::string cpu_model;
+  std::string date;  // UTC, ISO 8601
+  double wall_s = 0;
+};
+
+// The suite on the CPU device; throws std::runtime_error when DEV names another device.
+SuiteResult run_suite(const SuiteOptions& options);
+void print_suite_table(const SuiteResult& result, std::FILE* out);
+// Every figure as JSON (cases with all samples, latency rows, machine); throws when the file cannot be written.
+void write_suite_json(const SuiteResult& result, const std::string& path);
+
+std::string cpu_model_name();  // /proc/cpuinfo's "model name", or "unknown"
+
+}  // namespace doorbell::bench
