@@ -174,6 +174,20 @@ Tensor Tensor::dot(const Tensor& w) const {
   if (!batch_ok)
     fail("dot", "shapes " + frontend::shape_str(shape()) + " and " + frontend::shape_str(w.shape()) + " have batch axes " +
                     frontend::shape_str(bx) + " and " + frontend::shape_str(bw) + " that cannot broadcast");
+  DType out = least_upper_dtype(dtype(), w.dtype());
+  // On the CPU, a float32 (M, K) @ (K, N) whose rows of w are a multiple of 4 KiB apart first packs w into panels of
+  // 32 columns, (N / 32, K, 32), each contiguous: the matmul kernel walks one panel per column tile
+  // (compiler/cpu/cpu_optimizer.h), and with a 4 KiB stride every row of a panel maps to the same L1 and L2 sets, so
+  // the panel cannot stay in cache (measured on this machine: 1024^3 in 31 ms unpacked, 1040^3 in 10.5 ms).
+  constexpr int64_t kPanel = 32;
+  if (dx == 2 && dw == 2 && device() == "CPU" && w.device() == "CPU" && dtype() == dtypes::float32 && w.dtype() == dtypes::float32) {
+    int64_t m = shape()[0], k = shape()[1], n = w.shape()[1];
+    if (n % kPanel == 0 && (n * 4) % 4096 == 0 && k >= 64 && m >= 16) {
+      Tensor panels = w.reshape({k, n / kPanel, kPanel}).permute({1, 0, 2}).contiguous();
+      Tensor prod = reshape({m, 1, 1, k}).mul(panels.permute({0, 2, 1}).reshape({1, n / kPanel, kPanel, k}));
+      return prod.sum(-1).reshape({m, n}).cast(out);
+    }
+  }
   // x: (..., [1], K); w: (..., [1], K, N) -> (..., [1], N, K); broadcasted multiply, then sum over K (tinygrad).
   int64_t extra = std::min<int64_t>({dx - 1, dw - 1, 1});
   IntTuple xs(shape().begin(), shape().end() - 1);
@@ -183,7 +197,6 @@ Tensor Tensor::dot(const Tensor& w) const {
   for (int64_t i = 0; i < extra; i++) ws.push_back(1);
   ws.insert(ws.end(), w.shape().begin() + axis_w, w.shape().end());
   Tensor xr = reshape(xs), wr = w.reshape(ws).transpose(-1, -static_cast<int64_t>(std::min<int64_t>(dw, 2)));
-  DType out = least_upper_dtype(dtype(), w.dtype());
   return xr.mul(wr).sum(-1).cast(out);
 }
 

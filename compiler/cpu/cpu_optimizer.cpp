@@ -1,5 +1,6 @@
 #include "compiler/cpu/cpu_optimizer.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "compiler/cpu/vectorize.h"
@@ -8,12 +9,17 @@
 #include "compiler/range_split.h"
 #include "compiler/transcendental.h"
 #include "ir/graph_rewrite.h"
+#include "ir/symbolic.h"
 
 namespace doorbell {
 namespace {
 
 constexpr int64_t kReduceUnroll = 4;
 constexpr int64_t kMaxAccumulators = 12;  // vector accumulators of a register tile (of 32 AVX-512 registers)
+// A reduce over an outer axis (sum over axis 0) walks rows of a column tile: 64 vectors (4 KiB of a row) per row,
+// accumulators mostly in L1, so each row is one long contiguous run instead of a 16 KiB-strided hop every 512 bytes
+// (measured on this machine: 2.4 ms against 2.9 ms with 8 vectors for 4096 x 4096).
+constexpr int64_t kMaxColumnVectors = 64;
 
 bool depends_on(const UOp& u, const UOp& r) {
   for (const UOp& x : u.backward_slice())
@@ -48,6 +54,29 @@ int64_t first_divisor(int64_t n, std::initializer_list<int64_t> options) {
   return 1;
 }
 
+// An output loop r addressed as r // c and r % c (a reshape the scheduler merged back into one range, such as a
+// matmul over packed panels) becomes two loops, r_o of size n / c and r_i of size c, and the indices are simplified:
+// (r_o * c + r_i) // c is r_o, the remainder r_i, so r_i is a stride-1 range the vectorizer can use.
+UOp split_on_divisors(const UOp& sink) {
+  const UOp& out = sink.src(0);
+  int64_t next_axis = next_free_axis(sink);
+  Splits splits;
+  for (const UOp& u : sink.toposort()) {
+    if ((u.op() != Ops::FLOORMOD && u.op() != Ops::FLOORDIV) || u.src(0).op() != Ops::RANGE || u.src(1).op() != Ops::CONST) continue;
+    const UOp& r = u.src(0);
+    if (splits.count(r.get()) || r.arg_as<RangeArg>().type != AxisType::LOOP ||
+        std::find(out.src().begin() + 1, out.src().end(), r) == out.src().end())
+      continue;
+    std::optional<int64_t> n = const_size(r);
+    const ConstValue& cv = u.src(1).const_value();
+    if (!n || !std::holds_alternative<int64_t>(cv)) continue;
+    int64_t c = std::get<int64_t>(cv);
+    if (c <= 1 || c >= *n || *n % c != 0) continue;
+    splits.emplace(r.get(), split_range(r, {{0, AxisType::LOOP}, {c, AxisType::LOOP}}, next_axis));
+  }
+  return splits.empty() ? sink : simplify(apply_splits(sink, splits));
+}
+
 }  // namespace
 
 int cpu_vector_lanes() {
@@ -68,6 +97,7 @@ UOp optimize_for_cpu(const UOp& sink) {
   if (sink.src().size() != 1) return sink;
   const UOp& out = sink.src(0);
   if (out.op() != Ops::END || out.src(0).op() != Ops::STORE || out.src(0).src(0).op() != Ops::INDEX) return sink;
+  if (UOp pre = split_on_divisors(sink); !(pre == sink)) return optimize_for_cpu(pre);
   const int64_t lanes = cpu_vector_lanes();
   std::vector<Access> acc = accesses(topo);
   std::vector<UOp> reduces;
@@ -101,22 +131,35 @@ UOp optimize_for_cpu(const UOp& sink) {
       if (reused) rows = r;
     }
     // 8 accumulators: 4 rows x 2 vectors, or up to 8 rows x 1 vector when the vectors do not pair; without rows
-    // (a sum over axis 0) 8 vectors of columns share each row's loads
-    int64_t col_tile = first_divisor(n / lanes, rows ? std::initializer_list<int64_t>{2, 1} : std::initializer_list<int64_t>{8, 4, 2});
+    // (a sum over axis 0) a wide tile of columns
+    int64_t col_tile = 1;
+    if (rows) col_tile = first_divisor(n / lanes, {2, 1});
+    else
+      // at least two tiles, so two cores share them
+      for (int64_t k = std::min(kMaxColumnVectors, n / lanes / 2); k >= 2 && col_tile == 1; k /= 2) col_tile = first_divisor(n / lanes, {k});
     int64_t row_tile = !rows ? 1 : col_tile == 2 ? first_divisor(*const_size(rows), {4, 6, 3, 2}) : first_divisor(*const_size(rows), {8, 12, 6, 4, 3, 2});
-    while (row_tile * col_tile > kMaxAccumulators) col_tile /= 2;
-    Split cols = split_range(vec_out, {{0, AxisType::LOOP}, {col_tile, AxisType::UPCAST}, {lanes, AxisType::VECTOR}}, next_axis);
-    UOp col_loop = cols.ranges.front();
-    splits.emplace(vec_out.get(), std::move(cols));
-    if (row_tile > 1) splits.emplace(rows.get(), split_range(rows, {{0, AxisType::LOOP}, {row_tile, AxisType::UPCAST}}, next_axis));
+    while (rows && row_tile * col_tile > kMaxAccumulators) col_tile /= 2;
+    splits.emplace(vec_out.get(), split_range(vec_out, {{0, AxisType::LOOP}, {col_tile, AxisType::UPCAST}, {lanes, AxisType::VECTOR}}, next_axis));
+    std::vector<UOp> row_ranges{rows};
+    if (row_tile > 1) {
+      Split r = split_range(rows, {{0, AxisType::LOOP}, {row_tile, AxisType::UPCAST}}, next_axis);
+      row_ranges = r.ranges;
+      splits.emplace(rows.get(), std::move(r));
+    }
     UOp tiled = apply_splits(sink, splits);
-    // Column tiles outermost: one core's panel of B (K x tile columns) stays in its L2 while every row tile reads
-    // it; rows outermost would stream all of B from L3 for each row tile.
+    if (!rows) return tiled;
+    // Column tiles outermost, rows inside: one core's panel of B (K x tile columns) stays in its L2 while every
+    // row tile reads it; rows outermost would stream all of B from L3 for each row tile.
     const UOp& end = tiled.src(0);
-    if (!rows || col_loop.arg_as<RangeArg>().type != AxisType::LOOP) return tiled;
-    std::vector<UOp> src{end.src(0), col_loop};
-    for (size_t i = 1; i < end.src().size(); i++)
-      if (!(end.src(i) == col_loop)) src.push_back(end.src(i));
+    std::vector<UOp> src{end.src(0)}, row_part;
+    for (size_t i = 1; i < end.src().size(); i++) {
+      bool is_row = std::find(row_ranges.begin(), row_ranges.end(), end.src(i)) != row_ranges.end();
+      (is_row ? row_part : src).push_back(end.src(i));
+    }
+    // rows go after the column loops (before the UPCAST and VECTOR parts, which are no loops)
+    size_t at = 1;
+    while (at < src.size() && src[at].arg_as<RangeArg>().type == AxisType::LOOP) at++;
+    src.insert(src.begin() + static_cast<std::ptrdiff_t>(at), row_part.begin(), row_part.end());
     return UOp::make(Ops::SINK, tiled.dtype(), {rebuild_with_src(end, std::move(src))}, tiled.arg(), tiled.tag());
   }
   // (b) a reduce's stride-1 range: a vector accumulator folded at the end
