@@ -271,6 +271,8 @@ class CRenderer {
     for (const Statement& st : statements)
       if (st.u.dtype().lanes > 1) widths.insert(st.u.dtype().lanes);
     for (int w : widths) out_ += vector_typedefs(w);
+    for (const UOp& u : sink.toposort())
+      for (const UOp& x : u.src()) uses_[x.get()]++;
     out_ += "void " + name + "(void* const* bufs, const int64_t* vars, int32_t core_id, int32_t core_count) {\n";
     out_ += "  (void)vars; (void)core_id; (void)core_count;\n";
     std::map<int64_t, UOp> params;
@@ -462,6 +464,14 @@ class CRenderer {
     auto a = [&](size_t i) { return as_vector(u.src(i), od); };
     bool f = d.is_float(), b = d.is_bool();
     auto bin = [&](const char* sym) { return "(" + a(0) + " " + sym + " " + a(1) + ")"; };
+    // a float product used only by this sum is fused into it: one rounding, the FMA units' rate (the C compiler
+    // would contract a * b + c itself with -ffp-contract=fast; the scalar path keeps every rounding)
+    if (u.op() == Ops::ADD && f)
+      for (size_t i = 0; i < 2; i++) {
+        const UOp& m = u.src(i);
+        if (m.op() == Ops::MUL && m.dtype() == d && uses_[m.get()] == 1)
+          return "__builtin_elementwise_fma(" + as_vector(m.src(0), d) + ", " + as_vector(m.src(1), d) + ", " + a(1 - i) + ")";
+      }
     switch (u.op()) {
       case Ops::ADD: return b ? bin("|") : bin("+");
       case Ops::SUB: return b ? bin("^") : bin("-");
@@ -510,6 +520,7 @@ class CRenderer {
   std::vector<bool> split_stack_;
   std::unordered_map<const UOpNode*, std::string> names_;
   std::unordered_map<const UOpNode*, std::string> types_;  // C type of each named value
+  std::unordered_map<const UOpNode*, int> uses_;  // how many nodes of the kernel read each node
 };
 
 }  // namespace

@@ -7,7 +7,10 @@
 //  - float32, float16 and bfloat16 EXP2/LOG2/SIN arrive decomposed into float32 arithmetic
 //    (compiler/transcendental.h); what is left (float64, POW, SQRT) is computed in double by the C math library
 //    and rounded once, like exec_alu;
-//  - bool is uint8 in memory and 0/1 in registers.
+//  - bool is uint8 in memory and 0/1 in registers;
+//  - vector values (compiler/cpu/vectorize.h) are clang vectors of 32-bit lanes, loaded and stored unaligned, bools
+//    as 0/-1 masks; a float product read only by a sum is fused into it (__builtin_elementwise_fma: one rounding
+//    where exec_alu rounds twice), and a vector's lanes fold into a scalar left to right.
 // The outermost LOOP ranges are split across cores: core c of n runs [c*len/n, (c+1)*len/n).
 #pragma once
 #include <string>

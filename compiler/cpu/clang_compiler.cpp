@@ -36,17 +36,36 @@ std::string quoted_error_line(const std::string& diagnostics, const std::string&
   return "";
 }
 
+// What -march=native compiles for: this CPU's model and feature flags. Part of the disk cache key, so a cache shared
+// between machines never hands an AVX-512 object to a CPU without AVX-512.
+const std::string& host_cpu_id() {
+  static const std::string id = [] {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line, model, flags;
+    while (std::getline(in, line) && (model.empty() || flags.empty())) {
+      if (model.empty() && line.rfind("model name", 0) == 0) model = line;
+      if (flags.empty() && line.rfind("flags", 0) == 0) flags = line;
+    }
+    return model + "|" + flags;
+  }();
+  return id;
+}
+
 }  // namespace
 
 std::optional<std::string> find_c_compiler() { return find_executable({"clang-19", "clang", "cc"}); }
 
 const char* c_compile_flags() { return kFlags; }
 
+std::string c_object_cache_key(const std::string& source, const std::string& compiler) {
+  return object_cache_key(source, compiler, std::string(kFlags) + "|" + host_cpu_id());
+}
+
 CompiledObject compile_c(const std::string& source) {
   std::optional<std::string> cc = find_c_compiler();
   if (!cc) throw CCompileError("compile_c: no C compiler found on PATH; expected clang-19, clang or cc");
   auto lookup_start = std::chrono::steady_clock::now();
-  std::string cache_key = object_cache_key(source, *cc, kFlags);
+  std::string cache_key = c_object_cache_key(source, *cc);
   if (std::optional<std::string> cached = object_cache_load(cache_key))
     return CompiledObject{std::move(*cached), *cc,
                           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - lookup_start).count(), true};

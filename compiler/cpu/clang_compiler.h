@@ -24,10 +24,14 @@ struct CompiledObject {
 std::optional<std::string> find_c_compiler();
 
 // The flags every kernel is compiled with: what changes code belongs in the program cache key.
-// -fwrapv: signed integers wrap as the IR defines; -ffp-contract=off: no fused multiply-add, so results match
-// exec_alu; -fno-math-errno: math builtins need not set errno; no unwind tables and no stack protector, so the
+// -fwrapv: signed integers wrap as the IR defines; -ffp-contract=off: no fused multiply-add the C compiler invents,
+// so scalar results match exec_alu (vector kernels fuse where the renderer says so, compiler/cpu/vectorize.h); -fno-math-errno: math builtins need not set errno; no unwind tables and no stack protector, so the
 // object has no .eh_frame and no reference to __stack_chk_fail.
 const char* c_compile_flags();
+
+// The disk cache key of a kernel's object (compiler/cpu/object_cache.h): its source, the compiler, the flags and this
+// CPU's model and feature flags (what -march=native compiles for).
+std::string c_object_cache_key(const std::string& source, const std::string& compiler);
 
 // Looks in the object cache on disk (compiler/cpu/object_cache.h) first, and stores what it compiles there.
 // Throws CCompileError when no compiler exists or compilation fails.

@@ -1,6 +1,7 @@
 #include "compiler/cpu/cpu_optimizer.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "compiler/cpu/vectorize.h"
@@ -8,6 +9,7 @@
 #include "compiler/optimizer.h"
 #include "compiler/range_split.h"
 #include "compiler/transcendental.h"
+#include "ir/debug.h"
 #include "ir/graph_rewrite.h"
 #include "ir/symbolic.h"
 
@@ -187,7 +189,10 @@ UOp lower_for_cpu(const UOp& sink, bool noopt) {
   if (noopt) return decompose_transcendentals(sink);
   UOp opt = optimize_for_cpu(sink);
   if (!(opt == sink)) {
-    if (std::optional<UOp> v = vectorize_kernel(decompose_transcendentals(expand_kernel(opt)))) return *v;
+    std::string why;
+    if (std::optional<UOp> v = vectorize_kernel(decompose_transcendentals(expand_kernel(opt)), &why)) return *v;
+    if (debug_level() >= 3)  // DEBUG=3: why a kernel runs in scalar lanes
+      std::fprintf(stderr, "cpu: kernel %s not vectorized: %s\n", sink.key().hex().substr(0, 16).c_str(), why.c_str());
   }
   return decompose_transcendentals(expand_kernel(apply_optimizations(sink)));
 }

@@ -34,9 +34,12 @@ class Vectorizer {
  public:
   Vectorizer(const UOp& v, int64_t lanes) : v_(v), lanes_(static_cast<int>(lanes)) {}
 
-  std::optional<UOp> run(const UOp& sink) {
+  std::optional<UOp> run(const UOp& sink, std::string* why) {
     for (const UOp& u : sink.toposort())
-      if (!visit(u)) return std::nullopt;
+      if (!visit(u)) {
+        if (why) *why = print_node(u);
+        return std::nullopt;
+      }
     return done_.at(sink.get());
   }
 
@@ -203,12 +206,15 @@ class Vectorizer {
 
 }  // namespace
 
-std::optional<UOp> vectorize_kernel(const UOp& sink) {
+std::optional<UOp> vectorize_kernel(const UOp& sink, std::string* why) {
   if (!sink || sink.op() != Ops::SINK) throw std::invalid_argument("vectorize_kernel: expected a kernel SINK");
   UOp v;
   for (const UOp& u : sink.toposort()) {
     if (!is_vector_range(u)) continue;
-    if (v) return std::nullopt;  // one vector width per kernel
+    if (v) {  // one vector width per kernel
+      if (why) *why = "a second VECTOR range " + print_node(u);
+      return std::nullopt;
+    }
     v = u;
   }
   if (!v) return sink;
@@ -216,8 +222,11 @@ std::optional<UOp> vectorize_kernel(const UOp& sink) {
   if (end.op() != Ops::CONST || !std::holds_alternative<int64_t>(end.const_value()))
     throw std::invalid_argument("vectorize_kernel: expected a VECTOR range of constant size: " + print_node(v));
   int64_t lanes = std::get<int64_t>(end.const_value());
-  if (lanes < 2 || lanes > 64) return std::nullopt;
-  return Vectorizer(v, lanes).run(sink);
+  if (lanes < 2 || lanes > 64) {
+    if (why) *why = "a VECTOR range of " + std::to_string(lanes) + " lanes; expected 2 to 64";
+    return std::nullopt;
+  }
+  return Vectorizer(v, lanes).run(sink, why);
 }
 
 UOp devectorize_ranges(const UOp& sink) {

@@ -15,12 +15,14 @@
 // the lanes as scalars instead (devectorize_ranges, then compiler/expander.h).
 #pragma once
 #include <optional>
+#include <string>
 
 #include "ir/uop.h"
 
 namespace doorbell {
 
-std::optional<UOp> vectorize_kernel(const UOp& sink);
+// `why`, when given, receives the node that could not be a vector (for DEBUG=3).
+std::optional<UOp> vectorize_kernel(const UOp& sink, std::string* why = nullptr);
 
 // Every VECTOR range becomes an UPCAST range of the same size: the expander then replicates its lanes.
 UOp devectorize_ranges(const UOp& sink);

@@ -335,6 +335,10 @@ TEST_P(Unary, Float32MatchesFloat64Reference) {
       for (double d : v) x.data.push_back(round_to(dtypes::float32, d));
       x.shape = {static_cast<int64_t>(x.data.size())};
     }
+  // a multiple of 16 elements, so the CPU computes the special values in vector lanes too (compiler/cpu/vectorize.h)
+  F64 more = unary_input(op, {16}, dtypes::float32, g);
+  for (size_t i = 0; x.data.size() % 16 != 0; i++) x.data.push_back(more.data[i]);
+  x.shape = {static_cast<int64_t>(x.data.size())};
   expect_close(op.op(to_tensor(x, dtypes::float32)), map(x, op.ref), dtypes::float32, ulps(dtypes::float32, op.ulps, op.scale));
 }
 
@@ -459,7 +463,8 @@ TEST_P(BinaryFloat, MatchesFloat64Reference) {
   std::mt19937_64 g = rng_for(c.name);
   std::vector<Check> checks;
   for (const BinaryFloatOp* op : c.ops) {
-    F64 a = uniform({13, 5}, op->alo, op->ahi, c.dt, g), b = uniform({13, 5}, op->blo, op->bhi, c.dt, g);
+    // 16 columns: the CPU's vector lanes (odd shapes are the broadcast and movement tests' business)
+    F64 a = uniform({13, 16}, op->alo, op->ahi, c.dt, g), b = uniform({13, 16}, op->blo, op->bhi, c.dt, g);
     if (op->integral) {
       for (double& v : a.data) v = std::round(v);
       for (double& v : b.data) v = std::round(v);
@@ -578,7 +583,7 @@ TEST_P(IntegerOps, ExactWithWraparound) {
   std::vector<ExactCheck> checks;
   for (const IntOp* op : c.ops) {
     // Values over the whole range, so sums and products wrap; b repeats a often, so == and ties happen.
-    I64 a = uniform_int({13, 5}, min_of(dt), max_of(dt), g), b = uniform_int({13, 5}, min_of(dt), max_of(dt), g);
+    I64 a = uniform_int({13, 16}, min_of(dt), max_of(dt), g), b = uniform_int({13, 16}, min_of(dt), max_of(dt), g);
     for (size_t i = 0; i < b.data.size(); i++) {
       if (g() % 4 == 0) b.data[i] = a.data[i];
       if (op->divisor) {
@@ -1031,6 +1036,15 @@ std::vector<ReduceCase> reduce_cases() {
   out.push_back({"max_empty_axis_int32", Red::Max, dtypes::int32, {0, 4}, std::vector<int64_t>{0}});
   out.push_back({"sum_empty_all_int32", Red::Sum, dtypes::int32, {0}, std::nullopt});
   out.push_back({"sum_nonempty_axis_of_empty_float32", Red::Sum, dtypes::float32, {0, 4}, std::vector<int64_t>{1}});
+  // Shapes the CPU vectorizer takes (axes of 16 lanes and more, compiler/cpu/vectorize.h): vector accumulators over
+  // the last axis with their lanes folded, wide column tiles over the first.
+  const Shape s16{6, 32, 48};
+  for (const auto& [on, op] : std::vector<std::pair<std::string, Red>>{{"sum", Red::Sum}, {"max", Red::Max}, {"mean", Red::Mean}})
+    for (const auto& [an, ax] : every_axis) out.push_back({on + "_" + an + "_6x32x48_float32", op, dtypes::float32, s16, ax});
+  for (const auto& [an, ax] : {every_axis[0], every_axis[2]}) out.push_back({"sum_" + an + "_6x32x48_int32", Red::Sum, dtypes::int32, s16, ax});
+  // 2^20 elements into one: partial results per core (frontend/reduce.cpp), each in vector lanes.
+  out.push_back({"sum_1048576_float32", Red::Sum, dtypes::float32, {1 << 20}, std::nullopt});
+  out.push_back({"max_1048576_float32", Red::Max, dtypes::float32, {1 << 20}, std::nullopt});
   return out;
 }
 
@@ -1213,6 +1227,10 @@ std::vector<MatmulCase> matmul_cases() {
       {"3x5_5x7", {{3, 5}, {5, 7}}},
       {"17x33_33x9", {{17, 33}, {33, 9}}},
       {"64x64_64x64", {{64, 64}, {64, 64}}},
+      // the CPU's register tiles: 4 rows x 2 vectors; 8 rows x 1 vector (80 columns: 5 vectors); and w's rows 4 KiB
+      // apart, packed into panels first (frontend/reduce.cpp)
+      {"40x48_48x80", {{40, 48}, {48, 80}}},
+      {"32x128_128x1024", {{32, 128}, {128, 1024}}},
       {"batched_2x3x4_2x4x5", {{2, 3, 4}, {2, 4, 5}}},
       {"broadcast_batch_2x1x3x4_5x4x6", {{2, 1, 3, 4}, {5, 4, 6}}},
       {"vector_matrix_5_5x7", {{5}, {5, 7}}},
