@@ -75,28 +75,9 @@ BENCHMARK(BM_QueueDispatch)->Apply(dispatch_args)->Iterations(10'000)->UseRealTi
 BENCHMARK(BM_BoundQueueDispatch)->Apply(dispatch_args)->Iterations(10'000)->UseRealTime();
 
 void BM_SpinPingPong(benchmark::State& state) {
-  std::atomic<uint64_t> ping{0};
-  std::atomic<uint64_t> pong{0};
-  std::atomic<bool> stop{false};
-  std::thread partner([&] {
-    uint64_t seen = 0;
-    while (!stop.load(std::memory_order_relaxed)) {
-      const uint64_t p = ping.load(std::memory_order_acquire);
-      if (p != seen) {
-        seen = p;
-        pong.store(p, std::memory_order_release);
-      } else {
-        cpu_relax();
-      }
-    }
-  });
+  SpinEcho echo;
   uint64_t i = 0;
-  for (auto _ : state) {
-    ping.store(++i, std::memory_order_release);
-    while (pong.load(std::memory_order_acquire) != i) cpu_relax();
-  }
-  stop.store(true);
-  partner.join();
+  for (auto _ : state) echo.round_trip(++i);
 }
 BENCHMARK(BM_SpinPingPong)->UseRealTime();
 

@@ -60,4 +60,28 @@ void notify_change(const std::atomic<uint32_t>& word, const std::atomic<uint32_t
   if (sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_all(&word);
 }
 
+SpinEcho::SpinEcho()
+    : partner_([this] {
+        uint64_t seen = 0;
+        while (!stop_.load(std::memory_order_relaxed)) {
+          const uint64_t p = ping_.load(std::memory_order_acquire);
+          if (p != seen) {
+            seen = p;
+            pong_.store(p, std::memory_order_release);
+          } else {
+            cpu_relax();
+          }
+        }
+      }) {}
+
+SpinEcho::~SpinEcho() {
+  stop_.store(true);
+  partner_.join();
+}
+
+void SpinEcho::round_trip(uint64_t value) {
+  ping_.store(value, std::memory_order_release);
+  while (pong_.load(std::memory_order_acquire) != value) cpu_relax();
+}
+
 }  // namespace doorbell

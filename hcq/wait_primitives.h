@@ -5,6 +5,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <thread>
 
 namespace doorbell {
 
@@ -41,5 +42,25 @@ uint32_t await_change(const std::atomic<uint32_t>& word, uint32_t old, std::atom
                       int64_t spin_ns, int64_t slice_ns = 0, int64_t pure_spin_ns = kPureSpinNs);
 // Call after changing `word` (with a seq_cst store or read-modify-write): wakes the sleepers of await_change.
 void notify_change(const std::atomic<uint32_t>& word, const std::atomic<uint32_t>& sleepers);
+
+// A partner thread that echoes every value written to it: one round trip between two spinning threads, the floor of
+// any handoff (the baseline the CPU device's dispatch latency is measured against in bench_hcq and doorbell bench).
+class SpinEcho {
+ public:
+  SpinEcho();
+  ~SpinEcho();
+  SpinEcho(const SpinEcho&) = delete;
+  SpinEcho& operator=(const SpinEcho&) = delete;
+  // Hands `value` (non-zero, different from the last) to the partner and spins until it comes back.
+  void round_trip(uint64_t value);
+
+ private:
+  // ping and pong share a cache line: each handoff then moves one line (measured: 64 ns against about 100 ns with
+  // a line each on this machine)
+  alignas(64) std::atomic<uint64_t> ping_{0};
+  std::atomic<uint64_t> pong_{0};
+  alignas(64) std::atomic<bool> stop_{false};
+  std::thread partner_;
+};
 
 }  // namespace doorbell

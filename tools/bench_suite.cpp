@@ -302,28 +302,12 @@ std::unique_ptr<BenchCase> mlp(Floors& floors, int64_t batch, int64_t in, int64_
 }
 
 void spin_ping_pong(int iterations, std::vector<double>& round_trips) {
-  std::atomic<uint64_t> ping{0}, pong{0};
-  std::atomic<bool> stop{false};
-  std::thread partner([&] {
-    uint64_t seen = 0;
-    while (!stop.load(std::memory_order_relaxed)) {
-      const uint64_t p = ping.load(std::memory_order_acquire);
-      if (p != seen) {
-        seen = p;
-        pong.store(p, std::memory_order_release);
-      } else {
-        cpu_relax();
-      }
-    }
-  });
+  SpinEcho echo;
   for (int i = 1; i <= iterations; i++) {
     const int64_t t0 = monotonic_ns();
-    ping.store(static_cast<uint64_t>(i), std::memory_order_release);
-    while (pong.load(std::memory_order_acquire) != static_cast<uint64_t>(i)) cpu_relax();
+    echo.round_trip(static_cast<uint64_t>(i));
     round_trips.push_back(static_cast<double>(monotonic_ns() - t0));
   }
-  stop.store(true);
-  partner.join();
 }
 
 // Core 0 stores the time it started at buffers[0].

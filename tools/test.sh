@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test: installs what is missing, builds build/release and runs the benchmarks registered with the label
-# `bench` there (figures only), runs the NV device check on the emulated GPU in a build with every optional
+# `bench` there and `doorbell bench` (figures only), runs the NV device check on the emulated GPU in a build with every optional
 # dependency off (build/nv-check), then builds build/asan (ASan + UBSan, warnings are errors) and runs every ctest
 # test there. The tests run last so that ctest's closing summary counts all of them.
 # Exits non-zero when a build, a benchmark or a test fails.
@@ -23,6 +23,10 @@ else
   doorbell_say "running the benchmarks (ctest label bench) in build/release; JSON in build/release/bench-results/"
   ctest --test-dir build/release -L bench -V
 fi
+# The main job's benchmark as users run it: the short suite's table in the log, every figure as JSON beside the rest.
+doorbell_say "running doorbell bench (short); JSON in build/release/bench-results/doorbell_bench.json"
+mkdir -p build/release/bench-results
+build/release/tools/doorbell bench --json build/release/bench-results/doorbell_bench.json
 
 # The NV device check as a lent GPU machine runs it (every optional dependency off), here on the emulated GPU.
 doorbell_say "running the NV device check on the emulated GPU (tests/device/nv_check.sh, MOCKGPU=1)"

@@ -146,6 +146,30 @@ inline void expect_compiled_matches_reference(const std::vector<Tensor>& outputs
   }
 }
 
+// The kernels (CALL sources) that `outputs` schedule into, in order.
+inline std::vector<UOp> kernel_sinks(const std::vector<Tensor>& outputs) {
+  UOp linear = Tensor::schedule_linear(outputs);
+  std::vector<UOp> sinks;
+  for (const UOp& call : linear.src()) sinks.push_back(call.src(0));
+  return sinks;
+}
+
+inline std::vector<UOp> nodes(const UOp& root, Ops op) {
+  std::vector<UOp> out;
+  for (const UOp& u : root.toposort())
+    if (u.op() == op) out.push_back(u);
+  return out;
+}
+
+inline std::vector<UOp> ranges_of(const UOp& root, AxisType type) {
+  std::vector<UOp> out;
+  for (const UOp& r : nodes(root, Ops::RANGE))
+    if (r.arg_as<RangeArg>().type == type) out.push_back(r);
+  return out;
+}
+
+inline int64_t range_size(const UOp& r) { return std::get<int64_t>(r.src(0).const_value()); }
+
 inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -4, float hi = 4) {
   std::mt19937 g(seed);
   std::uniform_real_distribution<float> d(lo, hi);

@@ -18,29 +18,6 @@ namespace {
 
 using namespace test;  // NOLINT: the helpers shared by the compiler tests
 
-std::vector<UOp> kernel_sinks(const std::vector<Tensor>& outputs) {
-  UOp linear = Tensor::schedule_linear(outputs);
-  std::vector<UOp> sinks;
-  for (const UOp& call : linear.src()) sinks.push_back(call.src(0));
-  return sinks;
-}
-
-std::vector<UOp> nodes(const UOp& root, Ops op) {
-  std::vector<UOp> out;
-  for (const UOp& u : root.toposort())
-    if (u.op() == op) out.push_back(u);
-  return out;
-}
-
-std::vector<UOp> ranges_of(const UOp& root, AxisType type) {
-  std::vector<UOp> out;
-  for (const UOp& r : nodes(root, Ops::RANGE))
-    if (r.arg_as<RangeArg>().type == type) out.push_back(r);
-  return out;
-}
-
-int64_t range_size(const UOp& r) { return std::get<int64_t>(r.src(0).const_value()); }
-
 int count(const std::string& text, const std::string& what) {
   int n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) n++;

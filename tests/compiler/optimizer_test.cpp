@@ -18,29 +18,6 @@ namespace {
 
 using namespace test;  // NOLINT: the helpers shared by the compiler tests
 
-std::vector<UOp> kernel_sinks(const std::vector<Tensor>& outputs) {
-  UOp linear = Tensor::schedule_linear(outputs);
-  std::vector<UOp> sinks;
-  for (const UOp& call : linear.src()) sinks.push_back(call.src(0));
-  return sinks;
-}
-
-std::vector<UOp> nodes(const UOp& root, Ops op) {
-  std::vector<UOp> out;
-  for (const UOp& u : root.toposort())
-    if (u.op() == op) out.push_back(u);
-  return out;
-}
-
-std::vector<UOp> ranges_of(const UOp& root, AxisType type) {
-  std::vector<UOp> out;
-  for (const UOp& r : nodes(root, Ops::RANGE))
-    if (r.arg_as<RangeArg>().type == type) out.push_back(r);
-  return out;
-}
-
-int64_t range_size(const UOp& r) { return std::get<int64_t>(r.src(0).const_value()); }
-
 // Runs `outputs`' schedule with the reference interpreter, compiled without the optimizer and compiled with it
 // (over 4, 3 and 1 cores), and compares. Returns how many kernels the optimizer changed.
 int expect_optimized_matches_reference_and_noopt(const std::vector<Tensor>& outputs, double rtol = 1e-4) {
