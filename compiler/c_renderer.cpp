@@ -409,14 +409,15 @@ class CRenderer {
         const UOp& index = u.src(0);
         DType d = index.src(0).dtype();
         std::string v = expr(u.src(1));
+        std::string st;
         if (u.src(1).dtype().lanes > 1) {  // a vector store at the index (compiler/cpu/vectorize.h)
-          line("*(" + ctype(u.src(1).dtype()) + "u*)&" + element(index) + " = " + v + ";");
-          return;
+          st = "*(" + ctype(u.src(1).dtype()) + "u*)&" + element(index) + " = " + v + ";";
+        } else {
+          if (d.scalar_type == ScalarType::Float16) v = "db_f2h(" + v + ")";
+          else if (d.scalar_type == ScalarType::BFloat16) v = "db_f2bf(" + v + ")";
+          else v = "(" + storage_type(d) + ")" + v;
+          st = element(index) + " = " + v + ";";
         }
-        if (d.scalar_type == ScalarType::Float16) v = "db_f2h(" + v + ")";
-        else if (d.scalar_type == ScalarType::BFloat16) v = "db_f2bf(" + v + ")";
-        else v = "(" + storage_type(d) + ")" + v;
-        std::string st = element(index) + " = " + v + ";";
         if (index.src().size() == 3) st = "if (" + expr(index.src(2)) + ") " + st;
         // outside every divided loop, every core would store the same element: core 0 does it alone
         bool in_split = false;
@@ -447,7 +448,11 @@ class CRenderer {
   std::string vector_value(const UOp& u) {
     DType d = u.dtype();
     std::string t = ctype(d);
-    if (u.op() == Ops::LOAD) return "*(const " + t + "u*)&" + element(u.src(0));
+    if (u.op() == Ops::LOAD) {  // a false gate reads zeros and touches no memory
+      std::string load = "*(const " + t + "u*)&" + element(u.src(0));
+      if (u.src(0).src().size() == 3) return "(" + expr(u.src(0).src(2)) + " ? " + load + " : (" + t + ")0)";
+      return load;
+    }
     const UOp& x0 = u.src(0);
     if (u.op() == Ops::CAST) {
       if (x0.dtype().lanes == 1) return as_vector(x0, d);

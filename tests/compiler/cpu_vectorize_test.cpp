@@ -180,6 +180,18 @@ TEST(CpuOptimizer, FloatMathDecomposedForTheCpuRunsInVectorLanes) {
   expect_matches_reference(outs, 1e-6);
 }
 
+TEST(CpuVectorizedKernels, ARowGateLoadsWholeVectorsOrZerosAndMatchesTheReference) {
+  SKIP_WITHOUT_C_COMPILER();
+  NooptScope on(false);
+  Tensor x(random_floats(4 * 32, 15), {4, 32});
+  auto outs = [&] { return std::vector<Tensor>{x.pad({{1, 1}, {0, 0}}) * 2, x.pad({{2, 0}, {0, 0}}, 7) + 1}; };
+  for (const Tensor& t : outs()) {
+    std::string src = source_of(kernel_sinks({t}).back());
+    EXPECT_NE(src.find(" ? *(const db_f32x"), std::string::npos) << "a vector load under a row's gate\n" << src;
+  }
+  expect_matches_reference(outs(), 0);
+}
+
 TEST(CpuVectorizedKernels, ReductionsAndMatmulsMatchTheReferenceWithinRounding) {
   SKIP_WITHOUT_C_COMPILER();
   NooptScope on(false);
