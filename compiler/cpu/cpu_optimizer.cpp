@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <stdexcept>
 
 #include "compiler/cpu/vectorize.h"
@@ -83,6 +85,12 @@ UOp split_on_divisors(const UOp& sink) {
 
 int cpu_vector_lanes() {
   static const int lanes = [] {
+    if (const char* v = std::getenv("DOORBELL_CPU_VECTOR_LANES"); v && *v) {
+      std::string s(v);
+      if (s != "4" && s != "8" && s != "16")
+        throw std::invalid_argument("DOORBELL_CPU_VECTOR_LANES=" + s + ": expected 4, 8 or 16 float32 lanes");
+      return std::stoi(s);
+    }
 #if defined(__x86_64__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) return 16;

@@ -16,6 +16,8 @@
 namespace doorbell {
 
 // Lanes of a float32 vector register: 16 with AVX-512, 8 with AVX2 (the C compiler targets this machine).
+// DOORBELL_CPU_VECTOR_LANES=8 (or 4, 16) overrides it, read once: CI runs the compiler and conformance tests with
+// 8 lanes too, the AVX2 code on an AVX-512 machine.
 int cpu_vector_lanes();
 
 // The kernel SINK with its ranges split for the CPU; the kernel itself when nothing applies.
