@@ -398,16 +398,23 @@ CaseResult measure_case(BenchCase& c, int repeats) {
   CaseResult r;
   r.info = c.info();
   r.kernels = c.kernel_count();
-  // Doorbell's repetitions, then the floor's: interleaving them would leave OpenBLAS's or the pool's spinning
-  // threads competing with doorbell's workers for the cores.
-  for (int i = 0; i < repeats; i++) r.doorbell_samples.push_back(c.run_doorbell());
-  r.check = c.check();
   r.floor_available = c.floor_available();
-  if (r.floor_available) {
-    for (int i = 0; i < repeats; i++) r.floor_samples.push_back(static_cast<double>(c.run_floor()));
-  } else {
-    r.floor_note = c.floor_unavailable_reason();
+  if (!r.floor_available) r.floor_note = c.floor_unavailable_reason();
+  // The STREAM-like floors alternate with doorbell's runs, 300 us apart (longer than the floor pool's 200 us and the
+  // device's 50 us of polling before their threads sleep): on a shared machine whose speed drifts, both sides of a ratio then see
+  // the same drift (blocks of each drifted 2x apart in one run here). OpenBLAS's threads poll for far longer after a
+  // call, so an sgemm floor runs after all of doorbell's repetitions instead.
+  const bool interleave = r.floor_available && r.info.floor_name.rfind("sgemm", 0) != 0;
+  for (int i = 0; i < repeats; i++) {
+    r.doorbell_samples.push_back(c.run_doorbell());
+    if (!interleave) continue;
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+    r.floor_samples.push_back(static_cast<double>(c.run_floor()));
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
   }
+  r.check = c.check();
+  if (r.floor_available && !interleave)
+    for (int i = 0; i < repeats; i++) r.floor_samples.push_back(static_cast<double>(c.run_floor()));
   r.doorbell_ns = median_of(r.doorbell_samples);
   r.floor_ns = median_of(r.floor_samples);
   r.ratio = r.floor_ns > 0 ? r.doorbell_ns / r.floor_ns : 0;
@@ -485,7 +492,7 @@ SuiteResult run_suite(const SuiteOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
   SuiteResult result;
   result.full = options.full;
-  result.repeats = options.repeats > 0 ? options.repeats : (options.full ? 5 : 3);
+  result.repeats = options.repeats > 0 ? options.repeats : (options.full ? 7 : 5);
   result.cpu_model = cpu_model_name();
   result.date = iso_date_utc();
   // First, while no other thread of this process runs: OpenBLAS's and the floors' threads keep spinning for a while

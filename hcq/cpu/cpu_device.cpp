@@ -1,9 +1,13 @@
 #include "hcq/cpu/cpu_device.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "hcq/wait_primitives.h"
 
@@ -12,6 +16,25 @@ namespace {
 
 // A blocked wait command re-checks for shutdown this often.
 constexpr auto kWaitSlice = std::chrono::milliseconds(5);
+
+// The CPUs this process may run on, in order.
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+// Pins the calling thread to one CPU; advice only (a failure leaves it where the scheduler puts it).
+void pin_to(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
 
 uint32_t resolve_workers(uint32_t requested) {
   if (requested != 0) return requested;
@@ -31,9 +54,19 @@ CpuDevice::CpuDevice(CpuDeviceOptions options) : Device("CPU"), options_(options
     options_.pure_spin_ns = worker_count_ + 1 <= cores ? options_.spin_ns : kPureSpinNs;
   }
   workers_.reserve(worker_count_ - 1);
+  std::vector<int> cpus = options_.pin_threads ? allowed_cpus() : std::vector<int>{};
+  const bool pin = cpus.size() >= worker_count_;
+  auto cpu_of = [cpus, pin](uint32_t i) { return pin ? cpus[i] : -1; };
   try {
-    for (uint32_t i = 1; i < worker_count_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
-    dispatcher_ = std::thread([this] { dispatcher_loop(); });
+    for (uint32_t i = 1; i < worker_count_; ++i)
+      workers_.emplace_back([this, i, cpu = cpu_of(i)] {
+        if (cpu >= 0) pin_to(cpu);
+        worker_loop(i);
+      });
+    dispatcher_ = std::thread([this, cpu = cpu_of(0)] {
+      if (cpu >= 0) pin_to(cpu);
+      dispatcher_loop();
+    });
   } catch (...) {
     // A thread failed to start (std::system_error): end the ones that did, since a joinable std::thread's
     // destructor would terminate the process.

@@ -213,5 +213,26 @@ TEST(SplitReduce, AHugeSumRunsAsTwoKernelsAndMatchesAFloat64Sum) {
   EXPECT_EQ(small.sum().schedule_linear().src().size(), 1u);
 }
 
+TEST(SplitReduce, ABigSumOverAxis0RunsAsPartsOfWholeRowsThenThePartsAndMatchesFloat64) {
+  SKIP_WITHOUT_C_COMPILER();
+  NooptScope on(false);
+  const int64_t rows = 2048, cols = 512;
+  std::vector<float> v = random_floats(rows * cols, 16, 0, 1);
+  Tensor x(v, {rows, cols});
+  std::vector<UOp> sinks = kernel_sinks({x.sum(0)});
+  ASSERT_EQ(sinks.size(), 2u) << "32 parts of 64 rows, then the 32 parts";
+  // the parts' kernel keeps a whole row of accumulators: no column loop is left, only the parts' loop and the rows
+  std::vector<Statement> st = linearize(lower_for_cpu(sinks[0], false));
+  int loops = 0;
+  for (const Statement& s : st) loops += s.kind == StatementKind::BEGIN_LOOP;
+  EXPECT_EQ(loops, 2);
+  std::vector<float> got = x.sum(0).tolist<float>();
+  for (int64_t j = 0; j < cols; j++) {
+    double want = 0;
+    for (int64_t i = 0; i < rows; i++) want += v[i * cols + j];
+    ASSERT_NEAR(got[j], want, want * 1e-5) << "column " << j;
+  }
+}
+
 }  // namespace
 }  // namespace doorbell

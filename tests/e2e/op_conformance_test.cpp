@@ -1045,6 +1045,10 @@ std::vector<ReduceCase> reduce_cases() {
   // 2^20 elements into one: partial results per core (frontend/reduce.cpp), each in vector lanes.
   out.push_back({"sum_1048576_float32", Red::Sum, dtypes::float32, {1 << 20}, std::nullopt});
   out.push_back({"max_1048576_float32", Red::Max, dtypes::float32, {1 << 20}, std::nullopt});
+  // 2^20 elements over axis 0: parts of rows, whole rows of accumulators (frontend/reduce.cpp on the CPU).
+  out.push_back({"sum_axis0_2048x512_float32", Red::Sum, dtypes::float32, {2048, 512}, std::vector<int64_t>{0}});
+  out.push_back({"max_axis0_2048x512_float32", Red::Max, dtypes::float32, {2048, 512}, std::vector<int64_t>{0}});
+  out.push_back({"mean_axis0_1024x32x32_float32", Red::Mean, dtypes::float32, {1024, 32, 32}, std::vector<int64_t>{0}});
   return out;
 }
 
