@@ -184,7 +184,7 @@ UOp optimize_for_cpu(const UOp& sink) {
     return UOp::make(Ops::SINK, tiled.dtype(), {rebuild_with_src(end, std::move(src))}, tiled.arg(), tiled.tag());
   }
   // (b) a reduce's stride-1 range: a vector accumulator folded at the end
-  if (reduces.size() >= 1) {
+  if (!reduces.empty()) {
     for (const UOp& red : reduces) {
       for (size_t i = red.src().size() - 1; i >= 1; i--) {
         const UOp& r = red.src(i);
