@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <set>
 #include <map>
 #include <stdexcept>
@@ -89,15 +88,7 @@ std::string vector_type(DType d) {
   }
 }
 
-std::string vector_typedefs(int lanes) {
-  std::string out, n = std::to_string(lanes);
-  for (const char* e : {"float f32", "int32_t i32", "uint32_t u32"}) {
-    std::string c(e, std::strchr(e, ' ')), t = std::string("db_") + (std::strchr(e, ' ') + 1) + "x" + n;
-    out += "typedef " + c + " " + t + " __attribute__((ext_vector_type(" + n + ")));\n";
-    out += "typedef " + c + " " + t + "u __attribute__((ext_vector_type(" + n + "), aligned(4)));\n";
-  }
-  return out;
-}
+
 
 // The C type that holds a value of `d` in a register.
 std::string ctype(DType d) {
@@ -116,6 +107,16 @@ std::string ctype(DType d) {
     default: throw std::invalid_argument("render_c: dtype " + d.name() + " has no C type");
   }
 }
+std::string vector_typedefs(int lanes) {
+  std::string out, n = std::to_string(lanes);
+  for (ScalarType e : {ScalarType::Float32, ScalarType::Int32, ScalarType::UInt32}) {
+    std::string c = ctype(DType(e)), t = vector_type(DType(e, static_cast<uint16_t>(lanes)));
+    out += "typedef " + c + " " + t + " __attribute__((ext_vector_type(" + n + ")));\n";
+    out += "typedef " + c + " " + t + "u __attribute__((ext_vector_type(" + n + "), aligned(4)));\n";
+  }
+  return out;
+}
+
 // The C type of an element in memory: 16-bit floats are stored as their bits.
 std::string storage_type(DType d) { return is_half(d) ? "uint16_t" : ctype(d); }
 std::string unsigned_type(DType d) {
@@ -271,8 +272,9 @@ class CRenderer {
     for (const Statement& st : statements)
       if (st.u.dtype().lanes > 1) widths.insert(st.u.dtype().lanes);
     for (int w : widths) out_ += vector_typedefs(w);
-    for (const UOp& u : sink.toposort())
-      for (const UOp& x : u.src()) uses_[x.get()]++;
+    if (!widths.empty())  // uses_ serves the vector ops' fusion only
+      for (const UOp& u : sink.toposort())
+        for (const UOp& x : u.src()) uses_[x.get()]++;
     out_ += "void " + name + "(void* const* bufs, const int64_t* vars, int32_t core_id, int32_t core_count) {\n";
     out_ += "  (void)vars; (void)core_id; (void)core_count;\n";
     std::map<int64_t, UOp> params;
@@ -474,8 +476,7 @@ class CRenderer {
     if (u.op() == Ops::ADD && f)
       for (size_t i = 0; i < 2; i++) {
         const UOp& m = u.src(i);
-        if (m.op() == Ops::MUL && m.dtype() == d && uses_[m.get()] == 1)
-          return "__builtin_elementwise_fma(" + as_vector(m.src(0), d) + ", " + as_vector(m.src(1), d) + ", " + a(1 - i) + ")";
+        if (m.op() == Ops::MUL && m.dtype() == d && uses_[m.get()] == 1) return fused(m, a(1 - i));
       }
     switch (u.op()) {
       case Ops::ADD: return b ? bin("|") : bin("+");
@@ -498,12 +499,14 @@ class CRenderer {
         return "((" + t + ")((" + ut + ")" + a(0) + " << (" + ut + ")" + a(1) + "))";
       }
       case Ops::SHR: return bin(">>");
-      case Ops::WHERE: {
-        DType vt = d;
-        return "(" + expr(u.src(0)) + " ? " + as_vector(u.src(1), vt) + " : " + as_vector(u.src(2), vt) + ")";
-      }
+      case Ops::WHERE: return "(" + expr(u.src(0)) + " ? " + as_vector(u.src(1), d) + " : " + as_vector(u.src(2), d) + ")";
       default: fail("no vector C rendering for this op", u);
     }
+  }
+
+  // mul's operands times each other plus `addend`, rounded once.
+  std::string fused(const UOp& mul, const std::string& addend) {
+    return "__builtin_elementwise_fma(" + as_vector(mul.src(0), mul.dtype()) + ", " + as_vector(mul.src(1), mul.dtype()) + ", " + addend + ")";
   }
 
   // A vector accumulator combined with its term; a float product is fused into a sum (one rounding, as BLAS
@@ -511,8 +514,7 @@ class CRenderer {
   std::string vector_accumulate(const UOp& u, Ops op, const std::string& acc) {
     DType d = u.dtype();
     const UOp& x = u.src(0);
-    if (op == Ops::ADD && d.is_float() && x.op() == Ops::MUL && x.dtype() == d)
-      return "__builtin_elementwise_fma(" + as_vector(x.src(0), d) + ", " + as_vector(x.src(1), d) + ", " + acc + ")";
+    if (op == Ops::ADD && d.is_float() && x.op() == Ops::MUL && x.dtype() == d) return fused(x, acc);
     std::string v = as_vector(x, d);
     if (op == Ops::MAX) return vector_max(d, acc, v);
     if (d.is_bool()) return "(" + acc + (op == Ops::MUL ? " & " : " | ") + v + ")";

@@ -21,6 +21,17 @@ IntTuple reduce_axes(std::string_view op, const Axes& axis, const IntTuple& shap
   return axes;
 }
 
+UOp reduce_uop(const UOp& u, Ops op, IntTuple axes) { return UOp::make(Ops::REDUCE, u.dtype(), {u}, ReduceArg{op, std::move(axes)}); }
+
+// x reduced over `axes` (kept as size 1) in two kernels: `parts` (x reshaped) reduced over `first` into a contiguous
+// buffer of partial results, then those over `second`.
+Tensor reduce_in_two(const Tensor& x, const Tensor& parts, Ops op, const IntTuple& axes, IntTuple first, int64_t second) {
+  Tensor partial = Tensor(reduce_uop(parts.uop(), op, std::move(first))).contiguous();
+  IntTuple kept = x.shape();
+  for (int64_t b : axes) kept[b] = 1;
+  return Tensor(reduce_uop(partial.uop(), op, IntTuple{second})).reshape(kept);
+}
+
 // Reductions of many elements into few outputs (at least 32768 per output) run as two kernels, so that the first has
 // outputs enough for every core: an axis of size n is split into (d, n / d), d from 256 down to 8, the d parts are
 // reduced into a contiguous buffer of d partial results per output and those reduced next (tinygrad's
@@ -50,14 +61,8 @@ std::optional<Tensor> split_reduce(const Tensor& x, Ops op, const IntTuple& axes
       for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); i++)
         if (i != a) order.push_back(i);
       order.push_back(a);  // the d parts last: the partial results of one output lie side by side
-      Tensor parts = x.reshape(shape).permute(order);
-      UOp p = UOp::make(Ops::REDUCE, x.dtype(), {parts.uop()}, ReduceArg{op, axes});  // after the permute, axis a holds the n / d part
-      Tensor partial = Tensor(p).contiguous();
-      int64_t last = static_cast<int64_t>(shape.size()) - 1;
-      Tensor total(UOp::make(Ops::REDUCE, x.dtype(), {partial.uop()}, ReduceArg{op, IntTuple{last}}));
-      IntTuple kept = x.shape();
-      for (int64_t b : axes) kept[b] = 1;
-      return total.reshape(kept);
+      // after the permute, axis a holds the n / d part
+      return reduce_in_two(x, x.reshape(shape).permute(order), op, axes, axes, static_cast<int64_t>(shape.size()) - 1);
     }
   }
   return std::nullopt;
@@ -78,11 +83,7 @@ std::optional<Tensor> split_leading_reduce(const Tensor& x, Ops op, const IntTup
     IntTuple shape = x.shape();
     shape[0] = rows / p;
     shape.insert(shape.begin(), p);
-    Tensor partial(UOp::make(Ops::REDUCE, x.dtype(), {x.reshape(shape).uop()}, ReduceArg{op, IntTuple{1}}));
-    Tensor total(UOp::make(Ops::REDUCE, x.dtype(), {partial.contiguous().uop()}, ReduceArg{op, IntTuple{0}}));
-    IntTuple kept = x.shape();
-    kept[0] = 1;
-    return total.reshape(kept);
+    return reduce_in_two(x, x.reshape(shape), op, axes, IntTuple{1}, 0);
   }
   return std::nullopt;
 }
@@ -93,7 +94,7 @@ Tensor reduce(const Tensor& x, std::string_view name, Ops op, const Axes& axis, 
   std::optional<Tensor> split = axes.empty() ? std::nullopt : split_reduce(x, op, axes);
   if (!split && !axes.empty()) split = split_leading_reduce(x, op, axes);
   if (split) u = split->uop();
-  else if (!axes.empty()) u = UOp::make(Ops::REDUCE, u.dtype(), {u}, ReduceArg{op, axes});
+  else if (!axes.empty()) u = reduce_uop(u, op, axes);
   Tensor r(u);
   if (keepdim) return r;
   IntTuple out;

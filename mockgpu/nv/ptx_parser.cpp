@@ -151,15 +151,18 @@ class EntryParser : public EntrySlots {
     return static_cast<int64_t>(v);
   }
 
+  // `[.align N]`: N, or 0 without it.
+  uint32_t optional_align() {
+    if (!peek(".align")) return 0;
+    next();
+    return static_cast<uint32_t>(number_value(next()));
+  }
+
   // `.param [.align N] .type name[N]?`
   void parse_param(uint32_t& offset) {
     const Tok& p = next();
     if (p.text != ".param") fail_at(p.line, "expected a .param declaration, got '" + p.text + "'");
-    uint32_t align = 0;
-    if (peek(".align")) {
-      next();
-      align = static_cast<uint32_t>(number_value(next()));
-    }
+    uint32_t align = optional_align();
     const Tok& ty = next();
     PtxType type = ty.text.size() > 1 ? type_of(std::string_view(ty.text).substr(1)) : PtxType{};
     if (!type.valid() || type.cls == 'p') fail_at(ty.line, "expected a parameter type such as .u64, got '" + ty.text + "'");
@@ -253,11 +256,7 @@ class EntryParser : public EntrySlots {
     }
     if (!peek(".shared")) fail_at(line, "expected .shared after .extern");
     next();
-    uint32_t align = 0;
-    if (peek(".align")) {
-      next();
-      align = static_cast<uint32_t>(number_value(next()));
-    }
+    uint32_t align = optional_align();
     const Tok& ty = next();
     PtxType type = ty.text.size() > 1 ? type_of(std::string_view(ty.text).substr(1)) : PtxType{};
     if (!type.valid() || type.cls == 'p') fail_at(line, "expected a shared array element type such as .b8, got '" + ty.text + "'");
