@@ -4,7 +4,7 @@
 // each to the whole shows where the time goes; the floor is BM_QueueDispatch in bench_hcq.
 #include <benchmark/benchmark.h>
 
-#include "compiler/compile_linear.h"
+#include "hcq/compile_linear.h"
 #include "frontend/tensor.h"
 #include "hcq/run_linear.h"
 

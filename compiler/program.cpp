@@ -1,97 +1,170 @@
 #include "compiler/program.h"
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
-#include "compiler/c_renderer.h"
-#include "compiler/cpu/clang_compiler.h"
-#include "compiler/cpu/cpu_optimizer.h"
+#include "compiler/cpu/cpu_target.h"
 #include "compiler/cpu/elf_loader.h"
-#include "compiler/expander.h"
+#include "compiler/kernel_estimates.h"
+#include "compiler/kernel_name.h"
 #include "compiler/linearize.h"
 #include "compiler/optimizer.h"
-#include "compiler/transcendental.h"
 #include "ir/printer.h"
 
 namespace doorbell {
 namespace {
 
-struct CacheEntry {
-  CompiledKernel kernel;
-  std::shared_ptr<LoadedObject> code;  // keeps kernel.fn mapped
+struct CacheKey {
+  ContentKey kernel;
+  std::string target;
+  bool noopt;
+  bool operator==(const CacheKey&) const = default;
+};
+struct CacheKeyHash {
+  size_t operator()(const CacheKey& k) const noexcept {
+    return static_cast<size_t>(k.kernel.hi ^ (k.kernel.lo * 0x9e3779b97f4a7c15ULL)) ^ std::hash<std::string>()(k.target) ^ k.noopt;
+  }
 };
 
 struct ProgramCache {
   std::mutex mu;
-  std::unordered_map<std::string, CacheEntry> entries;
+  std::unordered_map<CacheKey, CompiledProgram, CacheKeyHash> entries;
   ProgramCacheStats stats;
 };
 
 ProgramCache& cache() {
-  static ProgramCache* c = new ProgramCache();  // never destroyed: kernels may run until the process exits
+  static ProgramCache* c = new ProgramCache();  // never destroyed: programs are used until the process exits
   return *c;
 }
 
+std::atomic<KernelObserver> g_observer{nullptr};
+
 UOp linear_of(const std::vector<Statement>& statements) {
   std::vector<UOp> src;
+  src.reserve(statements.size());
   for (const Statement& s : statements)
     src.push_back(s.kind == StatementKind::END_LOOP ? UOp::make(Ops::END, dtypes::void_, {s.u}) : s.u);
   return UOp::make(Ops::LINEAR, dtypes::void_, std::move(src));
 }
 
-CacheEntry build(const UOp& sink, bool noopt) {
-  // The optimized kernel is what runs; the PROGRAM still names the original SINK, the kernel it computes.
-  UOp opt = lower_for_cpu(sink, noopt);  // vectorized for this CPU where it can be (compiler/cpu/cpu_optimizer.h)
-  std::vector<Statement> statements = linearize(opt);
-  std::string name = c_kernel_name(sink);
-  std::string source = render_c(name, opt, statements);
-  CompiledObject obj = compile_c(source);
-  std::shared_ptr<LoadedObject> code = LoadedObject::load(obj.object);
-  auto fn = reinterpret_cast<CpuKernelFn>(code->symbol(name));
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+// What the runtime needs from the kernel itself: its buffers, variables, which slots it writes and reads, its local
+// memory, its estimates.
+ProgramInfo info_of(const UOp& sink, const LoweredKernel& lowered, const std::string& name, const Target& target,
+                    const CompiledBinary& binary) {
+  ProgramInfo info;
+  info.name = name;
+  info.target = target.name();
+  info.global_size = lowered.global_size;
+  info.local_size = lowered.local_size;
+  std::set<int64_t> outs, ins;
+  std::map<std::string, KernelVariable> vars;
+  for (const UOp& u : sink.toposort()) {
+    if (u.op() == Ops::PARAM) {
+      const ParamArg& p = u.arg_as<ParamArg>();
+      if (p.addrspace == AddrSpace::GLOBAL) info.buffers = std::max(info.buffers, p.slot + 1);
+      if (p.addrspace == AddrSpace::ALU) vars[p.name] = KernelVariable{p.name, p.vmin, p.vmax};
+    }
+    if ((u.op() == Ops::STORE || u.op() == Ops::LOAD) && u.src(0).op() == Ops::INDEX && u.src(0).src(0).op() == Ops::PARAM) {
+      const ParamArg& p = u.src(0).src(0).arg_as<ParamArg>();
+      if (p.addrspace == AddrSpace::GLOBAL) (u.op() == Ops::STORE ? outs : ins).insert(p.slot);
+    }
+  }
+  for (const UOp& u : lowered.sink.toposort())
+    if (u.op() == Ops::PARAM && u.arg_as<ParamArg>().addrspace == AddrSpace::LOCAL)
+      info.shared_bytes = round_up(info.shared_bytes, 16) + (u.arg_as<ParamArg>().vmax + 1) * u.dtype().itemsize();
+  for (auto& [n, v] : vars) info.vars.push_back(v);
+  info.outs.assign(outs.begin(), outs.end());
+  info.ins.assign(ins.begin(), ins.end());
+  info.registers = binary.registers;
+  info.stack_bytes = binary.stack_bytes;
+  KernelEstimates e = estimate_kernel(sink);
+  info.ops = e.ops;
+  info.bytes = e.bytes_read + e.bytes_written;
+  info.iterations = e.global_size;
+  return info;
+}
+
+CompiledProgram build(const UOp& sink, const Target& target, bool noopt) {
+  LoweredKernel lowered = target.lower(sink, !noopt);
+  std::vector<Statement> statements = linearize(lowered.sink);
+  std::string name = kernel_name(sink, lowered, target.options().gpu != nullptr);
+  std::string source = target.render(name, lowered, statements);
+  CompiledBinary binary = target.compile(source, name);
+  auto info = std::make_shared<const ProgramInfo>(info_of(sink, lowered, name, target, binary));
   UOp program = UOp::make(Ops::PROGRAM, dtypes::void_,
-                          {sink, linear_of(statements), UOp::make(Ops::SOURCE, dtypes::void_, {}, source),
-                           UOp::make(Ops::BINARY, dtypes::uint8, {}, obj.object)});
-  return CacheEntry{CompiledKernel{program, fn, name, obj.compile_ms, obj.from_disk_cache, false}, std::move(code)};
+                          {sink, linear_of(statements), UOp::make(Ops::SOURCE, dtypes::void_, {}, std::move(source)),
+                           UOp::make(Ops::BINARY, dtypes::uint8, {}, std::move(binary.bytes))},
+                          ProgramInfoArg{std::move(info)});
+  return CompiledProgram{program, binary.ms, binary.from_disk_cache, false};
+}
+
+const UOp& program_part(const UOp& program, size_t i, const char* what) {
+  if (!program || program.op() != Ops::PROGRAM || program.src().size() != 4)
+    throw std::invalid_argument(std::string("program ") + what + ": expected PROGRAM(SINK, LINEAR, SOURCE, BINARY), got " +
+                                (program ? print_node(program) : std::string("a null UOp")));
+  return program.src(i);
 }
 
 }  // namespace
 
-namespace {
-std::atomic<KernelObserver> g_observer{nullptr};
-}  // namespace
-
 void set_kernel_observer(KernelObserver observer) { g_observer.store(observer, std::memory_order_release); }
 
-CompiledKernel compile_kernel(const UOp& kernel) {
-  if (!kernel) throw std::invalid_argument("compile_kernel: expected a CALL or a kernel SINK, got a null UOp");
+CompiledProgram compile_program(const UOp& kernel, const Target& target) {
+  if (!kernel) throw std::invalid_argument("compile_program: expected a CALL or a kernel SINK, got a null UOp");
   UOp sink = kernel.op() == Ops::CALL && !kernel.src().empty() ? kernel.src(0) : kernel;
-  if (sink.op() != Ops::SINK) throw std::invalid_argument("compile_kernel: expected a CALL or a kernel SINK, got " + print_node(kernel));
+  if (sink.op() != Ops::SINK) throw std::invalid_argument("compile_program: expected a CALL or a kernel SINK, got " + print_node(kernel));
   if (KernelObserver observe = g_observer.load(std::memory_order_acquire)) observe(sink);
-  // Looked up once: a PATH scan on every call would cost more than a warm kernel launch.
-  static const std::string settings = std::string(kCpuRendererTarget) + "|" + find_c_compiler().value_or("") + "|" + c_compile_flags();
   const bool noopt = noopt_enabled();  // read once: the key and the code must agree
-  std::string key = sink.key().hex() + "|" + settings + (noopt ? "|noopt" : "");
+  CacheKey key{sink.key(), target.cache_key(), noopt};
   ProgramCache& c = cache();
   {
     std::lock_guard lock(c.mu);
     auto it = c.entries.find(key);
     if (it != c.entries.end()) {
       c.stats.hits++;
-      CompiledKernel k = it->second.kernel;
-      k.cache_hit = true;
-      return k;
+      CompiledProgram p = it->second;
+      p.cache_hit = true;
+      return p;
     }
   }
   // Compiled outside the lock so that other kernels compile in parallel; a racing duplicate is dropped.
-  CacheEntry e = build(sink, noopt);
+  CompiledProgram p = build(sink, target, noopt);
   std::lock_guard lock(c.mu);
   c.stats.misses++;
-  auto [it, inserted] = c.entries.emplace(key, std::move(e));
-  (void)inserted;
-  return it->second.kernel;
+  c.entries.emplace(std::move(key), p);
+  return p;
+}
+
+const ProgramInfo& program_info(const UOp& program) {
+  program_part(program, 0, "info");
+  const auto* arg = std::get_if<ProgramInfoArg>(&program.arg());
+  if (arg == nullptr || !arg->info) throw std::invalid_argument("program info: the PROGRAM has no ProgramInfo: " + print_node(program));
+  return *arg->info;
+}
+
+const std::string& program_source(const UOp& program) { return program_part(program, 2, "source").arg_as<std::string>(); }
+const std::string& program_binary(const UOp& program) { return program_part(program, 3, "binary").arg_as<std::string>(); }
+
+CompiledKernel compile_kernel(const UOp& kernel) {
+  CompiledProgram p = compile_program(kernel, cpu_c_target());
+  const ProgramInfo& info = program_info(p.program);
+  // The code stays mapped for the life of the process: a caller may hold the function pointer until exit.
+  static std::mutex mu;
+  static auto* loaded = new std::unordered_map<const UOpNode*, std::pair<UOp, std::shared_ptr<LoadedObject>>>();
+  std::lock_guard lock(mu);
+  auto it = loaded->find(p.program.get());
+  if (it == loaded->end())
+    it = loaded->emplace(p.program.get(), std::make_pair(p.program, LoadedObject::load(program_binary(p.program)))).first;
+  auto fn = reinterpret_cast<CpuKernelFn>(it->second.second->symbol(info.name));
+  return CompiledKernel{p.program, fn, info.name, p.compile_ms, p.from_disk_cache, p.cache_hit};
 }
 
 ProgramCacheStats program_cache_stats() {

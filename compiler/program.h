@@ -1,34 +1,51 @@
-// PROGRAM: a compiled kernel as a UOp (reference §4, seeds 003): PROGRAM(SINK, LINEAR, SOURCE, BINARY), where
-// LINEAR lists the linearizer's statements in order (a loop's RANGE where it opens, END(RANGE) where it closes),
-// SOURCE's arg is the C source and BINARY's arg the ELF object bytes (dtype uint8). compile_kernel renders,
-// compiles and loads a kernel once per (kernel content key, renderer target, settings that change code): the
-// program cache, shared by every thread of the process.
+// PROGRAM: a compiled kernel as a UOp (seed 003): PROGRAM(SINK, LINEAR, SOURCE, BINARY) with a ProgramInfo arg
+// (ir/program_info.h), where SINK is the scheduler's kernel, LINEAR lists the linearizer's statements of the lowered
+// kernel in order (a loop's RANGE where it opens, END(RANGE) where it closes), SOURCE's arg is the source text the
+// target rendered (C, PTX, ...) and BINARY's arg the bytes its compiler made (an ELF object, a cubin, ...).
+//
+// compile_program drives every target (compiler/target.h) the same way: the target's pipeline (compiler/pipeline.h),
+// linearize, a readable name (compiler/kernel_name.h), render, compile, ProgramInfo. It compiles a kernel once per
+// process per (kernel content key, target cache key, NOOPT): the program cache, shared by every thread. Targets
+// with a compiler process keep its binaries on disk across processes too (compiler/object_cache.h).
 #pragma once
 #include <cstdint>
 #include <string>
 
 #include "compiler/cpu_kernel_abi.h"
+#include "compiler/target.h"
+#include "ir/program_info.h"
 #include "ir/uop.h"
 
 namespace doorbell {
 
-// What renders and compiles CPU kernels now; part of the program cache key.
-inline constexpr const char* kCpuRendererTarget = "c/x86_64/clang-subprocess";
-
-struct CompiledKernel {
-  UOp program;             // Ops::PROGRAM
-  CpuKernelFn fn = nullptr;  // valid for the life of the process (the cache keeps the code mapped)
-  std::string name;        // the C function's name
-  double compile_ms = 0;   // of the C compiler process when this kernel was compiled (or of the disk cache read)
-  bool from_disk_cache = false;  // the object came from the disk cache (compiler/cpu/object_cache.h)
-  bool cache_hit = false;  // this call found the program in the cache
+struct CompiledProgram {
+  UOp program;                   // Ops::PROGRAM
+  double compile_ms = 0;         // of the compiler when this request compiled it (or of the disk cache read)
+  bool from_disk_cache = false;  // the binary came from the disk object cache
+  bool cache_hit = false;        // this request found the program in the program cache
 };
 
 // `kernel` is a CALL (its src[0] is used) or the kernel SINK itself. Throws std::invalid_argument for a kernel the
-// renderer cannot express, CCompileError when compilation fails, ElfLoadError when the object cannot be loaded.
+// target cannot express, and the target compiler's error (CCompileError, PtxasError) when compilation fails.
+CompiledProgram compile_program(const UOp& kernel, const Target& target);
+
+// The parts of a PROGRAM. Each throws std::invalid_argument when `program` is not a PROGRAM.
+const ProgramInfo& program_info(const UOp& program);
+const std::string& program_source(const UOp& program);
+const std::string& program_binary(const UOp& program);
+
+// compile_program for the CPU's C target, loaded into this process: for tests and tools that call a kernel directly.
+struct CompiledKernel {
+  UOp program;               // Ops::PROGRAM
+  CpuKernelFn fn = nullptr;  // valid for the life of the process (the loaded code is never unmapped)
+  std::string name;          // the C function's name
+  double compile_ms = 0;
+  bool from_disk_cache = false;
+  bool cache_hit = false;
+};
 CompiledKernel compile_kernel(const UOp& kernel);
 
-// Called with the kernel SINK of every compile_kernel request, cache hit or not, on the requesting thread: for tools
+// Called with the kernel SINK of every compile_program request, cache hit or not, on the requesting thread: for tools
 // that collect the kernels a program compiles (the GPU codegen tests harvest the conformance suite's this way).
 // nullptr removes it.
 using KernelObserver = void (*)(const UOp& sink);

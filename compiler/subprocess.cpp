@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 
@@ -55,8 +57,29 @@ std::string ProcessResult::how() const {
   return exited ? "exit status " + std::to_string(code) : "signal " + std::to_string(code);
 }
 
+namespace {
+struct RunCounts {
+  std::mutex mu;
+  std::map<std::string, uint64_t, std::less<>> by_executable;
+};
+RunCounts& run_counts() {
+  static RunCounts* c = new RunCounts();  // never destroyed: a compile may run until the process exits
+  return *c;
+}
+}  // namespace
+
+uint64_t process_runs(std::string_view executable) {
+  std::lock_guard lock(run_counts().mu);
+  auto it = run_counts().by_executable.find(executable);
+  return it == run_counts().by_executable.end() ? 0 : it->second;
+}
+
 ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& log) {
   if (argv.empty()) throw std::invalid_argument("run_process: an empty command line");
+  {
+    std::lock_guard lock(run_counts().mu);
+    run_counts().by_executable[argv[0]]++;
+  }
   std::vector<std::string> args = argv;
   std::vector<char*> cargs;
   for (std::string& a : args) cargs.push_back(a.data());

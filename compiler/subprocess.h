@@ -2,6 +2,7 @@
 // happens, a search of PATH (and extra directories) for an executable, and a child process whose output goes to a
 // file, waited for. Callers wrap failures into their own error types, which name the tool and the input.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -40,6 +41,10 @@ struct ProcessResult {
 // Runs argv[0] (a full path) with argv, stdout and stderr both appended to `log` (in the order written), stdin from
 // /dev/null, and waits for it. Throws std::runtime_error when the process cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& log);
+
+// How many times this process started `executable` (argv[0] as given to run_process, a full path): tests count
+// compiler runs with it (a realize on NV runs no C compiler; a disk cache hit runs no ptxas).
+uint64_t process_runs(std::string_view executable);
 
 // argv joined with spaces, for error messages.
 std::string command_line(const std::vector<std::string>& argv);

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "compiler/compile_linear.h"
+#include "hcq/compile_linear.h"
 #include "frontend/tensor.h"
 #include "hcq/run_linear.h"
 

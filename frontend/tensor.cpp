@@ -4,7 +4,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "compiler/compile_linear.h"
 #include "frontend/host_data.h"
 #include "frontend/lazy_uops.h"
 #include "frontend/shape.h"
@@ -122,9 +121,8 @@ void Tensor::realize(const std::vector<Tensor>& tensors) {
   for (const Tensor& t : tensors)
     if (!t.is_realized()) todo.push_back(t);
   if (todo.empty()) return;
-  // Kernels are compiled (program cache) and run on the CPU HCQ device; the reference interpreter stays reachable
-  // as run_linear(schedule_linear(...)) for tests.
-  run_linear(compile_linear(schedule_linear(todo)));
+  // run_linear compiles each kernel for its device's target (program cache) and runs it there.
+  run_linear(schedule_linear(todo));
 }
 
 Tensor Tensor::realize() const {

@@ -1,5 +1,7 @@
 #include "hcq/device.h"
 
+#include <stdexcept>
+
 namespace doorbell {
 
 Device::Device(std::string name, bool host_signals) : name_(std::move(name)) {
@@ -14,6 +16,28 @@ Signal& Device::new_signal(std::string name, uint64_t initial) {
   std::lock_guard lock(signals_mutex_);
   signals_.push_back(std::make_unique<Signal>(name_, std::move(name), place_signal(), initial));
   return *signals_.back();
+}
+
+const Target& Device::target() const {
+  if (target_ == nullptr) throw std::logic_error("device " + name_ + " has no compile target; expected its backend to set one");
+  return *target_;
+}
+
+std::shared_ptr<const LoadedProgram> Device::load(const UOp& program) {
+  (void)program;
+  throw std::logic_error("device " + name_ + " loads no programs");
+}
+
+const LoadedProgram& Device::program(const UOp& program) {
+  {
+    std::lock_guard lock(programs_mutex_);
+    auto it = programs_.find(program.get());
+    if (it != programs_.end()) return *it->second.loaded;
+  }
+  // Loaded outside the lock (a GPU upload can take a while); a racing duplicate is dropped.
+  std::shared_ptr<const LoadedProgram> loaded = load(program);
+  std::lock_guard lock(programs_mutex_);
+  return *programs_.emplace(program.get(), Loaded{program, std::move(loaded)}).first->second.loaded;
 }
 
 void Device::synchronize(std::chrono::milliseconds timeout) { timeline_signal_->wait(timeline_value() - 1, timeout); }

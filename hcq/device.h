@@ -1,6 +1,8 @@
-// Device: what every HCQ device shares: a name, the signals it owns, and its timeline. All work submitted so far is
-// done once timeline_signal() >= timeline_value() - 1; the submission idiom is
+// Device: what every HCQ device shares: a name, the signals it owns, its timeline, its target (compiler/target.h:
+// how kernels are lowered, rendered and compiled for it) and its loader (load: a PROGRAM to what its queues launch).
+// All work submitted so far is done once timeline_signal() >= timeline_value() - 1; the submission idiom is
 //   q.wait(tl, dev.timeline_value() - 1) ... .signal(tl, dev.next_timeline()).submit(dev).
+// Devices are made by their backend's registration (hcq/backend.h) and found by name (hcq/devices.h).
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -9,8 +11,12 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
+#include "compiler/target.h"
+#include "hcq/loaded_program.h"
 #include "hcq/signal.h"
+#include "ir/uop.h"
 
 namespace doorbell {
 
@@ -27,6 +33,18 @@ class Device {
   virtual ~Device();
 
   const std::string& name() const { return name_; }
+
+  // What kernels are compiled for to run here. Throws std::logic_error for a device that has none.
+  const Target& target() const;
+  // The PROGRAM's binary made launchable here (e.g. code copied into GPU memory), loaded once per program for the
+  // device's lifetime; the reference stays valid as long as the device. Throws naming the program and the reason
+  // when it cannot be loaded (compiled for another target, resources the device does not set up).
+  const LoadedProgram& program(const UOp& program);
+  // Whether the device works on host memory (CPU, REF): its kernels take host pointers, so they can run on the
+  // buffers of any other host device.
+  virtual bool host_memory() const { return false; }
+  // Whether copies need a queue of their own (NV: the copy engine's channel) instead of going in line with kernels.
+  virtual bool separate_copy_queue() const { return false; }
   // Enqueues a copy of the queue's commands on the device's ring and returns without waiting for them.
   virtual void submit(const HWQueue& queue) = 0;
   // Copies a queue's commands into memory this device executes from (HWQueue::bind).
@@ -59,6 +77,14 @@ class Device {
   // Where a new signal's memory goes; the default is inside the Signal object.
   virtual SignalPlacement place_signal() { return {}; }
   void create_timeline_signal();
+  // Set once by the derived device when it knows what it compiles for (a GPU: after it read its architecture).
+  void set_target(std::unique_ptr<Target> target) {
+    owned_target_ = std::move(target);
+    target_ = owned_target_.get();
+  }
+  void set_target(const Target& target) { target_ = &target; }  // a target that outlives the device
+  // Makes a PROGRAM's binary launchable on this device (uncached: program() caches).
+  virtual std::shared_ptr<const LoadedProgram> load(const UOp& program);
 
  private:
   std::string name_;
@@ -66,6 +92,14 @@ class Device {
   std::deque<std::unique_ptr<Signal>> signals_;
   Signal* timeline_signal_ = nullptr;
   std::atomic<uint64_t> timeline_value_{1};
+  const Target* target_ = nullptr;
+  std::unique_ptr<Target> owned_target_;
+  std::mutex programs_mutex_;
+  struct Loaded {
+    UOp program;  // keeps the key's node alive
+    std::shared_ptr<const LoadedProgram> loaded;
+  };
+  std::unordered_map<const UOpNode*, Loaded> programs_;
 };
 
 }  // namespace doorbell

@@ -26,9 +26,9 @@ void free_block(const Block& b) {
 }
 
 // A BUFFER's storage: the memory of the device it names when that device has its own (a GPU, mapped for the host),
-// else a block of the CPU device's allocator, zero-filled.
+// else (a host device: CPU, REF) a block of the CPU device's allocator, zero-filled.
 Block allocate(const UOp& b, size_t nbytes) {
-  if (b.src().size() > 1 && b.src(1).op() == Ops::DEVICE && b.src(1).arg_as<std::string>() != "CPU") {
+  if (b.src().size() > 1 && b.src(1).op() == Ops::DEVICE) {
     Device& d = device(b.src(1).arg_as<std::string>());
     Device::Storage s = d.allocate_storage(std::max<size_t>(nbytes, 1));
     if (s.host != nullptr) return Block{s.host, nbytes, &d, s};

@@ -25,8 +25,8 @@ void HWQueue::check_recordable(const char* what) const {
                            "; expected an unbound queue (record everything before bind)");
 }
 
-HWQueue& HWQueue::exec(const GpuProgram& program, std::span<const uint64_t> args, std::array<uint32_t, 3> grid,
-                       std::array<uint32_t, 3> block) {
+HWQueue& HWQueue::exec(const LoadedProgram& program, std::span<const uint64_t> args, std::span<const int64_t> vars,
+                       std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block) {
   check_recordable("exec");
   for (int d = 0; d < 3; d++)
     if (grid[d] == 0 || block[d] == 0)
@@ -40,7 +40,9 @@ HWQueue& HWQueue::exec(const GpuProgram& program, std::span<const uint64_t> args
   c.buffers_begin = static_cast<uint32_t>(buffers_.size());
   c.buffers_count = static_cast<uint32_t>(args.size());
   c.scalars_begin = static_cast<uint32_t>(scalars_.size());
+  c.scalars_count = static_cast<uint32_t>(vars.size());
   for (uint64_t a : args) buffers_.push_back(reinterpret_cast<void*>(static_cast<uintptr_t>(a)));
+  scalars_.insert(scalars_.end(), vars.begin(), vars.end());
   commands_.push_back(c);
   return *this;
 }

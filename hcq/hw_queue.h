@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/cpu_kernel_abi.h"
+#include "hcq/loaded_program.h"
 
 namespace doorbell {
 
@@ -22,14 +23,6 @@ class Signal;
 
 enum class CommandKind : uint8_t { kExec, kCopy, kSignal, kWait, kTimestamp, kMemoryBarrier };
 
-// A kernel loaded on a GPU device (e.g. hcq/nv/nv_program.h): what a GPU exec command launches. The device that
-// loaded it knows its type; a queue only carries the pointer.
-class GpuProgram {
- public:
-  virtual ~GpuProgram() = default;
-  virtual const std::string& name() const = 0;
-  virtual const std::string& device() const = 0;  // the device it was loaded on
-};
 const char* command_kind_name(CommandKind kind);
 
 struct Command {
@@ -37,8 +30,9 @@ struct Command {
   // exec: the kernel split over core_count cores (0: one per worker of the device).
   int32_t core_count = 0;
   CpuKernelFn kernel = nullptr;
-  // exec on a GPU: the program, its grid (blocks) and block (threads per block); buffers are device addresses.
-  const GpuProgram* program = nullptr;
+  // exec of a loaded program (hcq/loaded_program.h): its grid (blocks) and block (threads per block) on a GPU, or
+  // grid[0] cores on a host device; buffers are the addresses the device uses, scalars the kernel's variables.
+  const LoadedProgram* program = nullptr;
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t buffers_begin = 0;  // index into HWQueue::buffers()
@@ -73,9 +67,14 @@ class HWQueue {
   HWQueue& exec(CpuKernelFn kernel, std::initializer_list<void*> buffers, int32_t core_count = 0) {
     return exec(kernel, std::span<void* const>(buffers.begin(), buffers.size()), {}, core_count);
   }
-  // Launches `program` on a GPU over grid x block threads with the device addresses `args` as its parameters.
-  HWQueue& exec(const GpuProgram& program, std::span<const uint64_t> args, std::array<uint32_t, 3> grid,
-                std::array<uint32_t, 3> block);
+  // Launches `program` over grid x block threads (grid[0] cores on a host device) with the addresses `buffers` and
+  // then the variable values `vars` as its parameters.
+  HWQueue& exec(const LoadedProgram& program, std::span<const uint64_t> buffers, std::span<const int64_t> vars,
+                std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block);
+  HWQueue& exec(const LoadedProgram& program, std::span<const uint64_t> buffers, std::array<uint32_t, 3> grid,
+                std::array<uint32_t, 3> block) {
+    return exec(program, buffers, {}, grid, block);
+  }
   HWQueue& copy(void* dst, const void* src, uint64_t bytes);
   // After all earlier commands finished: store `value` in the signal (and the time at +8).
   HWQueue& signal(Signal& signal, uint64_t value);

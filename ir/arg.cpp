@@ -42,7 +42,36 @@ std::string float_to_string(double v) {
   if (s.find_first_of(".en") == std::string::npos) s += ".0";
   return s;
 }
+void hash_program_info(const ProgramInfoArg& a, Hasher128& h) {
+  if (!a.info) { h.add_u64(0); return; }
+  const ProgramInfo& p = *a.info;
+  h.add_u64(1);
+  h.add_bytes(p.name);
+  h.add_bytes(p.target);
+  for (int64_t v : p.global_size) h.add_i64(v);
+  for (int64_t v : p.local_size) h.add_i64(v);
+  h.add_i64(p.buffers);
+  h.add_u64(p.vars.size());
+  for (const KernelVariable& v : p.vars) { h.add_bytes(v.name); h.add_i64(v.vmin); h.add_i64(v.vmax); }
+  hash_tuple(p.outs, h);
+  hash_tuple(p.ins, h);
+  h.add_i64(p.shared_bytes);
+  h.add_i64(p.registers);
+  h.add_i64(p.stack_bytes);
+  h.add_i64(p.ops);
+  h.add_i64(p.bytes);
+  h.add_i64(p.iterations);
+}
 }  // namespace
+
+std::string ProgramInfo::launch_string() const {
+  const bool gpu = local_size != std::array<int64_t, 3>{1, 1, 1} || global_size[1] != 1 || global_size[2] != 1;
+  if (!gpu) return "[" + std::to_string(global_size[0]) + " x " + std::to_string(iterations) + "]";
+  auto three = [](const std::array<int64_t, 3>& a) {
+    return std::to_string(a[0]) + "," + std::to_string(a[1]) + "," + std::to_string(a[2]);
+  };
+  return "[" + three(global_size) + " x " + three(local_size) + "]";
+}
 
 // Type tags are fixed numbers, not variant indices, so reordering the variant cannot change keys.
 void hash_arg(const Arg& arg, Hasher128& h) {
@@ -61,6 +90,7 @@ void hash_arg(const Arg& arg, Hasher128& h) {
                    h.add_u64(10); h.add_i64(p.slot); h.add_bytes(addr_space_name(p.addrspace)); h.add_bytes(p.name);
                    h.add_i64(p.vmin); h.add_i64(p.vmax);
                  },
+                 [&](const ProgramInfoArg& p) { h.add_u64(11); hash_program_info(p, h); },
              },
              arg);
 }
@@ -82,6 +112,10 @@ std::string arg_to_string(const Arg& arg) {
                             return p.name + "[" + std::to_string(p.vmin) + ".." + std::to_string(p.vmax) + "]";
                           return "param" + std::to_string(p.slot) + " " + std::string(addr_space_name(p.addrspace)) +
                                  (p.name.empty() ? "" : " " + p.name);
+                        },
+                        [](const ProgramInfoArg& p) -> std::string {
+                          if (!p.info) return "ProgramInfo(none)";
+                          return p.info->name + " " + p.info->launch_string() + " " + p.info->target;
                         },
                     },
                     arg);

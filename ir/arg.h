@@ -9,6 +9,7 @@
 
 #include "ir/content_hash.h"
 #include "ir/ops.h"
+#include "ir/program_info.h"
 
 namespace doorbell {
 
@@ -48,7 +49,7 @@ struct ParamArg {  // PARAM: a kernel parameter, or with AddrSpace::ALU a bounde
 };
 
 using Arg = std::variant<std::monostate, bool, int64_t, Float, Invalid, std::string, IntTuple, Ops, ReduceArg,
-                         RangeArg, ParamArg>;
+                         RangeArg, ParamArg, ProgramInfoArg>;
 
 // Feeds a canonical serialization of the arg (type tag, then fields) into h.
 void hash_arg(const Arg& arg, Hasher128& h);

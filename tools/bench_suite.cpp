@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "compiler/compile_linear.h"
+#include "hcq/compile_linear.h"
 #include "frontend/tensor.h"
 #include "hcq/cpu/cpu_device.h"
 #include "hcq/devices.h"

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/program.h"
 #include "frontend/tensor.h"
 #include "hcq/devices.h"
 #include "hcq/host_buffers.h"
@@ -43,9 +44,9 @@ void expect(bool ok, const std::string& message) {
   if (!ok) throw std::runtime_error(message);
 }
 
-// A one-kernel program rendered for the device and loaded, with its launch dims.
+// A one-kernel program compiled for the device's target and loaded, with its launch dims.
 struct Kernel {
-  std::unique_ptr<NvProgram> program;
+  const LoadedProgram* program;
   std::array<uint32_t, 3> grid{}, block{};
   UOp call;
 };
@@ -53,8 +54,12 @@ struct Kernel {
 Kernel load_kernel(NvDevice& d, const Tensor& t) {
   UOp linear = t.schedule_linear();
   expect(linear.src().size() == 1, "expected one kernel");
-  NvDevice::LoadedKernel l = d.load_kernel(linear.src(0).src(0));
-  return Kernel{std::move(l.program), l.grid, l.block, linear.src(0)};
+  UOp program = compile_program(linear.src(0), d.target()).program;
+  const ProgramInfo& info = program_info(program);
+  auto dims = [](const std::array<int64_t, 3>& a) {
+    return std::array<uint32_t, 3>{static_cast<uint32_t>(a[0]), static_cast<uint32_t>(a[1]), static_cast<uint32_t>(a[2])};
+  };
+  return Kernel{&d.program(program), dims(info.global_size), dims(info.local_size), linear.src(0)};
 }
 
 double median(std::vector<double> v) {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "compiler/compile_linear.h"
+#include "hcq/compile_linear.h"
 #include "compiler/program.h"
 #include "frontend/tensor.h"
 #include "hcq/run_linear.h"

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <vector>
 
-#include "compiler/cpu/object_cache.h"
+#include "compiler/object_cache.h"
 #include "compiler/subprocess.h"
 
 namespace doorbell {

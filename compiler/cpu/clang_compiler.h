@@ -29,11 +29,11 @@ std::optional<std::string> find_c_compiler();
 // object has no .eh_frame and no reference to __stack_chk_fail.
 const char* c_compile_flags();
 
-// The disk cache key of a kernel's object (compiler/cpu/object_cache.h): its source, the compiler, the flags and this
+// The disk cache key of a kernel's object (compiler/object_cache.h): its source, the compiler, the flags and this
 // CPU's model and feature flags (what -march=native compiles for).
 std::string c_object_cache_key(const std::string& source, const std::string& compiler);
 
-// Looks in the object cache on disk (compiler/cpu/object_cache.h) first, and stores what it compiles there.
+// Looks in the object cache on disk (compiler/object_cache.h) first, and stores what it compiles there.
 // Throws CCompileError when no compiler exists or compilation fails.
 CompiledObject compile_c(const std::string& source);
 

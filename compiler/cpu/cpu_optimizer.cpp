@@ -204,16 +204,4 @@ UOp optimize_for_cpu(const UOp& sink) {
   return sink;
 }
 
-UOp lower_for_cpu(const UOp& sink, bool noopt) {
-  if (noopt) return decompose_transcendentals(sink);
-  UOp opt = optimize_for_cpu(sink);
-  if (!(opt == sink)) {
-    std::string why;
-    if (std::optional<UOp> v = vectorize_kernel(decompose_transcendentals(expand_kernel(opt)), &why)) return *v;
-    if (debug_level() >= 3)  // DEBUG=3: why a kernel runs in scalar lanes
-      std::fprintf(stderr, "cpu: kernel %s not vectorized: %s\n", sink.key().hex().substr(0, 16).c_str(), why.c_str());
-  }
-  return decompose_transcendentals(expand_kernel(apply_optimizations(sink)));
-}
-
 }  // namespace doorbell

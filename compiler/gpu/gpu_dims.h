@@ -16,15 +16,14 @@
 #include <cstdint>
 
 #include "compiler/gpu/gpu_target.h"
+#include "compiler/target.h"
 #include "ir/uop.h"
 
 namespace doorbell {
 
-struct GpuKernel {
-  UOp sink;                              // the kernel with thread indices instead of output loops
-  std::array<int64_t, 3> global_size{1, 1, 1};  // blocks (NV) or work-groups (AMD) per dimension
-  std::array<int64_t, 3> local_size{1, 1, 1};   // threads per block per dimension
-};
+// The kernel with thread indices instead of output loops; global_size: blocks (NV) or work-groups (AMD) per dimension,
+// local_size: threads per block per dimension.
+using GpuKernel = LoweredKernel;
 
 struct GpuDimsOptions {
   int64_t max_threads = 256;  // threads per block the lowering aims for (the target's limit caps it)

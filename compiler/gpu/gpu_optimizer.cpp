@@ -5,6 +5,7 @@
 #include "compiler/expander.h"
 #include "compiler/gpu/group_reduce.h"
 #include "compiler/optimizer.h"
+#include "compiler/pipeline.h"
 
 namespace doorbell {
 namespace {
@@ -47,9 +48,7 @@ int64_t group_lanes_for(const UOp& sink, const GpuTarget& target) {
 }
 
 GpuKernel optimize_for_gpu(const UOp& sink, const GpuTarget& target, const GpuOptimizeOptions& options) {
-  if (!options.optimize) return lower_for_gpu(sink, target, options.dims);
-  if (int64_t lanes = group_lanes_for(sink, target)) return lower_for_gpu(group_reduces(sink, lanes), target, options.dims);
-  return lower_for_gpu(expand_kernel(apply_optimizations(sink)), target, options.dims);
+  return gpu_pipeline(sink, target, {.optimize = options.optimize, .dims = options.dims, .late_lowering = false});
 }
 
 }  // namespace doorbell

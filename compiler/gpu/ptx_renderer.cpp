@@ -15,6 +15,7 @@
 #include "compiler/gpu/gpu_optimizer.h"
 #include "compiler/linearize.h"
 #include "compiler/optimizer.h"
+#include "compiler/pipeline.h"
 #include "compiler/transcendental.h"
 #include "ir/graph_rewrite.h"
 #include "ir/printer.h"
@@ -860,9 +861,7 @@ class PtxRenderer {
 }  // namespace
 
 GpuKernel prepare_gpu_kernel(const UOp& sink, const GpuTarget& target, const GpuDimsOptions& options) {
-  GpuKernel k = optimize_for_gpu(sink, target, {.optimize = !noopt_enabled(), .dims = options});
-  k.sink = decompose_transcendentals(decompose_pow(k.sink));
-  return k;
+  return gpu_pipeline(sink, target, {.optimize = !noopt_enabled(), .dims = options, .late_lowering = true});
 }
 
 std::string render_ptx(const std::string& name, const GpuKernel& k, const GpuTarget& t) {

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "compiler/cpu/cpu_target.h"
+#include "compiler/cpu/elf_loader.h"
+#include "compiler/program.h"
 #include "hcq/wait_primitives.h"
 
 namespace doorbell {
@@ -44,7 +47,31 @@ uint32_t resolve_workers(uint32_t requested) {
 
 }  // namespace
 
-CpuDevice::CpuDevice(CpuDeviceOptions options) : Device("CPU"), options_(options), slots_(kRingSlots) {
+class CpuProgram final : public HostProgram {
+ public:
+  CpuProgram(std::string name, std::string device, std::shared_ptr<LoadedObject> code, CpuKernelFn fn)
+      : HostProgram(std::move(name), std::move(device)), code_(std::move(code)), fn_(fn) {}
+  void run(void* const* buffers, const int64_t* vars, int32_t core_id, int32_t core_count) const override {
+    fn_(buffers, vars, core_id, core_count);
+  }
+  CpuKernelFn fn() const { return fn_; }
+
+ private:
+  std::shared_ptr<LoadedObject> code_;  // keeps fn_ mapped
+  CpuKernelFn fn_;
+};
+
+std::shared_ptr<const LoadedProgram> CpuDevice::load(const UOp& program) {
+  const ProgramInfo& info = program_info(program);
+  if (info.target != target().name())
+    throw std::invalid_argument("CPU: program " + info.name + " was compiled for " + info.target + "; expected " + target().name());
+  std::shared_ptr<LoadedObject> code = LoadedObject::load(program_binary(program));
+  auto fn = reinterpret_cast<CpuKernelFn>(code->symbol(info.name));
+  return std::make_shared<CpuProgram>(info.name, name(), std::move(code), fn);
+}
+
+CpuDevice::CpuDevice(CpuDeviceOptions options, std::string name) : Device(std::move(name)), options_(options), slots_(kRingSlots) {
+  set_target(cpu_c_target());
   if (options_.spin_ns < 0) {
     throw std::invalid_argument("CpuDevice: spin_ns " + std::to_string(options_.spin_ns) + "; expected >= 0");
   }
@@ -119,16 +146,16 @@ void CpuDevice::publish_slot() {
   notify_change(ring_.doorbell, ring_.dispatcher_sleepers);
 }
 
-// A GPU program in a queue submitted here is the caller's mistake; say which program.
-void check_cpu_commands(std::span<const Command> commands) {
+// A program loaded by another device in a queue submitted here is the caller's mistake; say which program.
+void check_cpu_commands(std::span<const Command> commands, const std::string& device) {
   for (const Command& c : commands)
-    if (c.kind == CommandKind::kExec && c.program != nullptr)
-      throw std::invalid_argument("CPU: exec of program '" + c.program->name() + "' loaded on " + c.program->device() +
-                                  " cannot run on the CPU device");
+    if (c.kind == CommandKind::kExec && c.program != nullptr && c.program->device() != device)
+      throw std::invalid_argument(device + ": exec of program '" + c.program->name() + "' loaded on " + c.program->device() +
+                                  " cannot run on the " + device + " device");
 }
 
 void CpuDevice::submit(const HWQueue& queue) {
-  check_cpu_commands(queue.commands());
+  check_cpu_commands(queue.commands(), name());
   std::lock_guard lock(producer_.mu);
   Slot& s = claim_slot();
   // The slot's vectors keep their capacity from earlier laps: copying a replayed queue allocates nothing.
@@ -141,7 +168,7 @@ void CpuDevice::submit(const HWQueue& queue) {
 }
 
 std::shared_ptr<BoundQueue> CpuDevice::bind(const HWQueue& queue) {
-  check_cpu_commands(queue.commands());
+  check_cpu_commands(queue.commands(), name());
   // Host memory is the CPU device's memory: the bound copy is what the dispatcher reads on every submit.
   auto b = std::make_shared<BoundQueue>();
   b->commands.assign(queue.commands().begin(), queue.commands().end());
@@ -208,9 +235,11 @@ bool CpuDevice::run(const BoundQueue& submission) {
 void CpuDevice::run_exec(const Command& c, const BoundQueue& submission) {
   const uint32_t n = worker_count();
   job_kernel_ = c.kernel;
+  if (c.program != nullptr) job_kernel_ = static_cast<const CpuProgram*>(c.program)->fn();  // checked at submit
   job_buffers_ = submission.buffers.data() + c.buffers_begin;
   job_scalars_ = submission.scalars.data() + c.scalars_begin;
-  job_cores_ = c.core_count == 0 ? static_cast<int32_t>(n) : c.core_count;
+  job_cores_ = c.program != nullptr ? std::clamp(static_cast<int32_t>(c.grid[0]), 1, static_cast<int32_t>(n))
+              : c.core_count == 0 ? static_cast<int32_t>(n) : c.core_count;
   if (n == 1) {
     run_share(0);
     return;

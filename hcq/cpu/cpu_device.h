@@ -33,9 +33,13 @@ struct CpuDeviceOptions {
   bool pin_threads = true;
 };
 
+// A kernel of the CPU's C target (compiler/cpu/cpu_target.h) loaded into this process: its ELF object's code.
+class CpuProgram;
+
 class CpuDevice final : public Device {
  public:
-  explicit CpuDevice(CpuDeviceOptions options = {});
+  // `name`: the canonical device name ("CPU"); the target is the CPU's C target (compiler/cpu/cpu_target.h).
+  explicit CpuDevice(CpuDeviceOptions options = {}, std::string name = "CPU");
   // Finishes what was submitted, except that a wait still blocked is abandoned (with what follows it), then joins
   // the threads: destruction never hangs.
   ~CpuDevice() override;
@@ -44,6 +48,11 @@ class CpuDevice final : public Device {
   std::shared_ptr<BoundQueue> bind(const HWQueue& queue) override;
   void submit_bound(std::shared_ptr<const BoundQueue> queue) override;
   uint32_t worker_count() const { return worker_count_; }
+  bool host_memory() const override { return true; }
+
+ protected:
+  // Loads the PROGRAM's ELF object (compiler/cpu/elf_loader.h) and finds its function.
+  std::shared_ptr<const LoadedProgram> load(const UOp& program) override;
 
  private:
   // A ring slot: a copy of an unbound queue, or a reference to a bound one.

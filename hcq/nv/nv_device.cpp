@@ -7,10 +7,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "compiler/c_renderer.h"
 #include "compiler/gpu/cubin_reader.h"
-#include "compiler/gpu/ptx_renderer.h"
-#include "compiler/gpu/ptxas.h"
+#include "compiler/gpu/ptx_target.h"
+#include "compiler/program.h"
 #include "hcq/nv/gpfifo.h"
 #include "hcq/nv/nv_classes.h"
 #include "hcq/nv/nv_commands.h"
@@ -32,25 +31,6 @@ constexpr uint64_t kSharedWindow = 0x729400000000;
 constexpr uint64_t kLocalWindow = 0x729300000000;
 
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
-
-// Static shared memory a PTX module declares (".shared .align A .b8 name[N];"), summed with each array's alignment.
-uint32_t ptx_shared_bytes(const std::string& ptx) {
-  uint64_t total = 0;
-  for (size_t at = ptx.find(".shared"); at != std::string::npos; at = ptx.find(".shared", at + 1)) {
-    if (at > 0 && !std::isspace(static_cast<unsigned char>(ptx[at - 1]))) continue;  // ld.shared / st.shared
-    size_t open = ptx.find('[', at), close = ptx.find(']', at), end = ptx.find(';', at);
-    if (open == std::string::npos || close == std::string::npos || end == std::string::npos || open > end) continue;
-    if (ptx.compare(at, 15, ".shared .extern") == 0) continue;
-    total = round_up(total, 16) + std::stoull(ptx.substr(open + 1, close - open - 1));
-  }
-  return static_cast<uint32_t>(total);
-}
-
-uint32_t ptx_param_count(const std::string& ptx) {
-  uint32_t n = 0;
-  for (size_t at = ptx.find(".param "); at != std::string::npos; at = ptx.find(".param ", at + 1)) n++;
-  return n;
-}
 
 // The smallest SM shared memory carveout (32, 64 or 100 KiB) that holds `bytes` (tinygrad-hcq.md §3.7).
 uint32_t carveout_for(uint32_t bytes) {
@@ -94,22 +74,25 @@ struct NvDevice::ChannelState {
 };
 
 std::unique_ptr<NvDevice> NvDevice::open_emulated(const mockgpu::nv::MockGpuConfig& config) {
-  return std::unique_ptr<NvDevice>(new NvDevice(std::make_unique<Emulated>(config), nullptr));
+  return std::unique_ptr<NvDevice>(new NvDevice(std::make_unique<Emulated>(config), nullptr, 0));
 }
 
-std::unique_ptr<NvDevice> NvDevice::open(bool emulated) {
-  if (emulated) return open_emulated(mockgpu::nv::MockGpuConfig{});
-  return std::unique_ptr<NvDevice>(new NvDevice(nullptr, nullptr));
+std::unique_ptr<NvDevice> NvDevice::open(bool emulated, int gpu_index) {
+  if (emulated) return std::unique_ptr<NvDevice>(new NvDevice(std::make_unique<Emulated>(mockgpu::nv::MockGpuConfig{}), nullptr, gpu_index));
+  return std::unique_ptr<NvDevice>(new NvDevice(nullptr, nullptr, gpu_index));
 }
 
-NvDevice::NvDevice(std::unique_ptr<Emulated> emulated, kernel_interface::SyscallSeam* seam)
-    : Device("NV", /*host_signals=*/false), emulated_(std::move(emulated)) {
+NvDevice::NvDevice(std::unique_ptr<Emulated> emulated, kernel_interface::SyscallSeam* seam, int gpu_index)
+    : Device(gpu_index == 0 ? std::string("NV") : "NV:" + std::to_string(gpu_index), /*host_signals=*/false), emulated_(std::move(emulated)) {
   if (emulated_) seam = &emulated_->driver;
   if (seam == nullptr) {
     linux_ = std::make_unique<kernel_interface::LinuxSyscalls>();
     seam = linux_.get();
   }
-  session_ = std::make_unique<NvSession>(*seam);
+  session_ = std::make_unique<NvSession>(*seam, gpu_index);
+  // ptxas is required on hardware, which runs the cubin; the emulated GPU interprets the PTX and takes a cubin too
+  // when ptxas is there (so the PROGRAM and its ProgramInfo are the ones hardware would get).
+  set_target(make_ptx_target(arch(), emulated_ ? PtxAssembly::kIfFound : PtxAssembly::kRequired));
   signal_pool_ = session_->alloc(kSignalPoolBytes, /*system_memory=*/true);
   kernarg_memory_ = session_->alloc(kKernargRingBytes, true);
   kernargs_.emplace(kernarg_memory_, "kernel argument ring");
@@ -159,7 +142,7 @@ std::string NvDevice::arch() const {
   return "sm_" + std::to_string(v >> 8) + std::to_string(v & 0xff);  // GR SM_VERSION 0x806 is sm_86 (tinygrad)
 }
 
-std::string NvDevice::ptx_target() const { return (session_->gpu_arch() >> 8) >= 9 ? "sm_90" : "sm_80"; }
+std::string NvDevice::ptx_target() const { return ptx_arch_for(arch()); }
 
 NvMemory NvDevice::alloc(uint64_t size, bool system_memory) { return session_->alloc(size, system_memory); }
 
@@ -201,26 +184,29 @@ std::string NvDevice::fault_report() const {
   return report;
 }
 
-std::unique_ptr<NvProgram> NvDevice::load_program(const std::string& name, const std::string& ptx) {
+std::shared_ptr<const LoadedProgram> NvDevice::load(const UOp& program) {
+  const ProgramInfo& info = program_info(program);
+  if (info.target != target().name())
+    throw std::invalid_argument("NV: program " + info.name + " was compiled for " + info.target + "; expected " + target().name());
   std::string image;
-  uint32_t registers = 0, shared = 0, param_offset = kSm90ParamOffset, constant0 = 0;
-  const uint32_t params = ptx_param_count(ptx);
+  uint32_t registers = 0, shared = static_cast<uint32_t>(info.shared_bytes), param_offset = kSm90ParamOffset, constant0 = 0;
+  const uint32_t params = static_cast<uint32_t>(info.buffers + static_cast<int64_t>(info.vars.size()));
   if (emulated()) {
-    image = ptx;
+    image = program_source(program);  // the emulated SM interprets the PTX itself (mockgpu/nv/ptx_sm.h)
     image.push_back('\0');
-    shared = ptx_shared_bytes(ptx);
   } else {
-    PtxasResult r = assemble_ptx(ptx, arch());
-    Cubin cubin = read_cubin(r.cubin);
-    const CubinKernel& k = cubin.kernel(name);
+    const std::string& binary = program_binary(program);
+    if (binary.empty()) throw std::invalid_argument("NV: program " + info.name + " has no cubin; expected one assembled by ptxas");
+    Cubin cubin = read_cubin(binary);
+    const CubinKernel& k = cubin.kernel(info.name);
     // What this loader does not set up yet: say so rather than launch code that would fault.
     if (k.min_stack_size > 0 || k.frame_size > 0)
-      throw std::runtime_error("NV: kernel '" + name + "' needs " + std::to_string(std::max(k.min_stack_size, k.frame_size)) +
+      throw std::runtime_error("NV: kernel '" + info.name + "' needs " + std::to_string(std::max(k.min_stack_size, k.frame_size)) +
                                " bytes of local memory per thread; shader local memory is not set up yet");
     for (const CubinRelocation& rel : cubin.relocations)
-      if (rel.target == ".text." + name)
-        throw std::runtime_error("NV: kernel '" + name + "' has relocations in its code (" + rel.section + "); the loader applies none yet");
-    image = r.cubin.substr(k.text_offset, k.text_size);
+      if (rel.target == ".text." + info.name)
+        throw std::runtime_error("NV: kernel '" + info.name + "' has relocations in its code (" + rel.section + "); the loader applies none yet");
+    image = binary.substr(k.text_offset, k.text_size);
     registers = static_cast<uint32_t>(std::max(k.registers, 1));
     shared = static_cast<uint32_t>(k.shared_bytes);
     if (k.param_cbank_size != 0 || k.param_cbank_offset != 0) param_offset = k.param_cbank_offset;
@@ -228,7 +214,7 @@ std::unique_ptr<NvProgram> NvDevice::load_program(const std::string& name, const
   }
   NvMemory memory = session_->alloc(image.size(), /*system_memory=*/false);
   std::memcpy(memory.cpu, image.data(), image.size());
-  auto p = std::make_unique<NvProgram>(name, this->name(), memory);
+  auto p = std::make_shared<NvProgram>(info.name, this->name(), memory);
   p->code_address = memory.va;
   p->code_bytes = static_cast<uint32_t>(image.size());
   p->registers = registers;
@@ -237,18 +223,6 @@ std::unique_ptr<NvProgram> NvDevice::load_program(const std::string& name, const
   p->param_count = params;
   p->constant0_bytes = std::max<uint32_t>(constant0, param_offset + 8 * params);
   return p;
-}
-
-NvDevice::LoadedKernel NvDevice::load_kernel(const UOp& sink) {
-  const GpuTarget& target = gpu_target(ptx_target());
-  const GpuKernel k = prepare_gpu_kernel(sink, target);
-  const std::string name = c_kernel_name(sink);
-  LoadedKernel l{load_program(name, render_ptx(name, k, target)), {}, {}};
-  for (int i = 0; i < 3; i++) {
-    l.grid[i] = static_cast<uint32_t>(k.global_size[i]);
-    l.block[i] = static_cast<uint32_t>(k.local_size[i]);
-  }
-  return l;
 }
 
 NvDevice::ChannelState& NvDevice::channel_for(std::span<const Command> commands) {
@@ -275,7 +249,7 @@ uint64_t signal_address(const Command& c) {
 }  // namespace
 
 template <class Take>
-void NvDevice::encode(std::span<const Command> commands, std::span<void* const> args, ChannelState& ch,
+void NvDevice::encode(std::span<const Command> commands, std::span<void* const> args, std::span<const int64_t> scalars, ChannelState& ch,
                       std::vector<uint32_t>& words, Take&& take_kernargs) {
   auto append = [&](const std::vector<uint32_t>& w) { words.insert(words.end(), w.begin(), w.end()); };
   // The previous exec's QMD while nothing separates it from the next one: the next is chained to it.
@@ -287,9 +261,9 @@ void NvDevice::encode(std::span<const Command> commands, std::span<void* const> 
         if (c.program->device() != name())
           throw std::invalid_argument("NV: program '" + c.program->name() + "' was loaded on " + c.program->device());
         const auto& p = static_cast<const NvProgram&>(*c.program);
-        if (c.buffers_count != p.param_count)
+        if (c.buffers_count + c.scalars_count != p.param_count)
           throw std::invalid_argument("NV: program '" + p.name() + "' takes " + std::to_string(p.param_count) + " parameters, got " +
-                                      std::to_string(c.buffers_count));
+                                      std::to_string(c.buffers_count) + " buffers and " + std::to_string(c.scalars_count) + " variables");
         const uint64_t cbuf_bytes = round_up(p.constant0_bytes, 64);
         const uint64_t qmd_at = round_up(cbuf_bytes, kQmdAlignment);
         const uint32_t compute_class = session_->classes().compute;
@@ -305,6 +279,8 @@ void NvDevice::encode(std::span<const Command> commands, std::span<void* const> 
           const uint64_t va = reinterpret_cast<uintptr_t>(args[c.buffers_begin + i]);
           std::memcpy(piece.cpu + p.param_offset + 8 * i, &va, 8);
         }
+        for (uint32_t i = 0; i < c.scalars_count; i++)  // the kernel's variables after its buffers, 8 bytes each
+          std::memcpy(piece.cpu + p.param_offset + 8 * (c.buffers_count + i), &scalars[c.scalars_begin + i], 8);
         QmdLaunch q;
         q.program_address = p.code_address;
         q.program_prefetch_size = p.code_bytes;
@@ -396,7 +372,7 @@ void NvDevice::submit(const HWQueue& queue) {
   auto take = [&](uint64_t bytes, uint64_t align) {
     return kernargs_->take(bytes, align, [&](uint64_t count) { compute_->progress->wait(count); });
   };
-  encode(queue.commands(), queue.buffers(), ch, words, take);
+  encode(queue.commands(), queue.buffers(), queue.scalars(), ch, words, take);
   // What it took belongs to the submission about to be kicked (only compute queues take kernel arguments).
   if (&ch == compute_.get()) kernargs_->close(compute_->submissions + 1);
   kick(ch, words);
@@ -412,6 +388,7 @@ struct NvBoundQueue : BoundQueue {
   NvDevice::ChannelState* channel = nullptr;
   std::vector<Command> encoded_commands;
   std::vector<void*> encoded_buffers;
+  std::vector<int64_t> encoded_scalars;
   uint64_t last_submission = 0;
   NvDevice* device = nullptr;
   ~NvBoundQueue() override {
@@ -429,7 +406,8 @@ bool same_commands(const std::vector<Command>& a, std::span<const Command> b) {
 
 }  // namespace
 
-std::vector<uint32_t> NvDevice::encode_bound(std::span<const Command> commands, std::span<void* const> args, ChannelState& ch,
+std::vector<uint32_t> NvDevice::encode_bound(std::span<const Command> commands, std::span<void* const> args,
+                                             std::span<const int64_t> scalars, ChannelState& ch,
                                              const NvMemory& kernargs) {
   std::vector<uint32_t> words;
   uint64_t used = 0;
@@ -439,7 +417,7 @@ std::vector<uint32_t> NvDevice::encode_bound(std::span<const Command> commands, 
     used += bytes;
     return p;
   };
-  encode(commands, args, ch, words, take);
+  encode(commands, args, scalars, ch, words, take);
   return words;
 }
 
@@ -457,12 +435,13 @@ std::shared_ptr<BoundQueue> NvDevice::bind(const HWQueue& queue) {
       kernarg_bytes += round_up(round_up(static_cast<const NvProgram*>(c.program)->constant0_bytes, 64), kQmdAlignment) +
                        qmd_words(session_->classes().compute) * 4 + kQmdAlignment;
   if (kernarg_bytes) b->kernargs = session_->alloc(kernarg_bytes, true);
-  std::vector<uint32_t> words = encode_bound(b->commands, b->buffers, *b->channel, b->kernargs);
+  std::vector<uint32_t> words = encode_bound(b->commands, b->buffers, b->scalars, *b->channel, b->kernargs);
   b->pushbuffer = session_->alloc(std::max<uint64_t>(words.size() * 4, 4), true);
   std::memcpy(b->pushbuffer.cpu, words.data(), words.size() * 4);
   b->words = static_cast<uint32_t>(words.size());
   b->encoded_commands = b->commands;
   b->encoded_buffers = b->buffers;
+  b->encoded_scalars = b->scalars;
   return b;
 }
 
@@ -470,14 +449,15 @@ void NvDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {
   std::lock_guard lock(submit_mutex_);
   auto* b = const_cast<NvBoundQueue*>(dynamic_cast<const NvBoundQueue*>(queue.get()));
   if (b == nullptr || b->device != this) throw std::invalid_argument("NV: submit_bound of a queue bound to another device");
-  if (!same_commands(b->encoded_commands, b->commands) || b->encoded_buffers != b->buffers) {
+  if (!same_commands(b->encoded_commands, b->commands) || b->encoded_buffers != b->buffers || b->encoded_scalars != b->scalars) {
     // Patched since it was encoded: rewrite the words in place once the GPU is done with the previous run.
     b->channel->progress->wait(b->last_submission);
-    std::vector<uint32_t> words = encode_bound(b->commands, b->buffers, *b->channel, b->kernargs);
+    std::vector<uint32_t> words = encode_bound(b->commands, b->buffers, b->scalars, *b->channel, b->kernargs);
     if (words.size() != b->words) throw std::logic_error("NV: a patched bound queue encoded to a different length");
     std::memcpy(b->pushbuffer.cpu, words.data(), words.size() * 4);
     b->encoded_commands = b->commands;
     b->encoded_buffers = b->buffers;
+    b->encoded_scalars = b->scalars;
   }
   kick(*b->channel, {}, &b->pushbuffer, b->words);
   b->last_submission = b->channel->submissions;

@@ -60,7 +60,8 @@ class NvDevice final : public Device {
  public:
   // With `emulated`, an emulated driver and GPU (mockgpu/nv) in this process; otherwise the kernel's driver.
   // Throws naming the step of the bring-up that failed (no driver, an unsupported driver version, ...).
-  static std::unique_ptr<NvDevice> open(bool emulated);
+  // `gpu_index`: which of the driver's GPUs (0 the first); the device is named "NV", "NV:1", ...
+  static std::unique_ptr<NvDevice> open(bool emulated, int gpu_index = 0);
   // An emulated GPU as `config` describes it (another class list, SM version or driver version).
   static std::unique_ptr<NvDevice> open_emulated(const mockgpu::nv::MockGpuConfig& config);
   ~NvDevice() override;
@@ -69,7 +70,7 @@ class NvDevice final : public Device {
   // The GPU's architecture as ptxas names it ("sm_90"), from the SM version the driver reports.
   std::string arch() const;
   // The PTX target the renderer writes for it (compiler/gpu/gpu_target.h): sm_90 on Hopper, sm_80 on Ampere/Ada
-  // (ptxas assembles sm_80 PTX for any later sm_8x).
+  // (ptxas assembles sm_80 PTX for any later sm_8x). target() is the whole compile target (compiler/gpu/ptx_target.h).
   std::string ptx_target() const;
   NvSession& session() { return *session_; }
 
@@ -77,22 +78,12 @@ class NvDevice final : public Device {
   NvMemory alloc(uint64_t size, bool system_memory = false);
   void free(const NvMemory& memory);
 
-  // Loads a kernel rendered by compiler/gpu/ptx_renderer.h: on hardware assembled by ptxas (a clear error where
-  // ptxas is missing) and its SASS uploaded; on the emulated GPU the PTX text is the image.
-  std::unique_ptr<NvProgram> load_program(const std::string& name, const std::string& ptx);
-
-  // A scheduler kernel SINK made runnable here: the GPU optimizer and launch dims for the device's PTX target, the
-  // PTX renderer, load_program (named as the CPU path names it, compiler/c_renderer.h c_kernel_name).
-  struct LoadedKernel {
-    std::unique_ptr<NvProgram> program;
-    std::array<uint32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
-  };
-  LoadedKernel load_kernel(const UOp& sink);
-
   // Buffer storage for host_buffers: video memory mapped for the host (host memory on the emulated GPU, where
   // both are host memory and small pages keep thousands of small buffers cheap).
   Storage allocate_storage(size_t bytes) override;
   void release_storage(const Storage& storage) override;
+
+  bool separate_copy_queue() const override { return true; }
 
   void submit(const HWQueue& queue) override;
   std::shared_ptr<BoundQueue> bind(const HWQueue& queue) override;
@@ -108,18 +99,24 @@ class NvDevice final : public Device {
 
  protected:
   SignalPlacement place_signal() override;
+  // A PROGRAM of this device's PTX target (compiler/gpu/ptx_target.h): on hardware the cubin's code uploaded with
+  // what its QMD needs (registers, shared memory, the parameters' place in constant bank 0, from the cubin); on the
+  // emulated GPU the PTX text itself, which its SM interprets.
+  std::shared_ptr<const LoadedProgram> load(const UOp& program) override;
 
  private:
   struct Emulated;
-  NvDevice(std::unique_ptr<Emulated> emulated, kernel_interface::SyscallSeam* seam);
+  NvDevice(std::unique_ptr<Emulated> emulated, kernel_interface::SyscallSeam* seam, int gpu_index);
 
   ChannelState& channel_for(std::span<const Command> commands);
   // Appends the queue's methods to `words`; kernel arguments and QMDs go to `take_kernargs`.
   template <class Take>
-  void encode(std::span<const Command> commands, std::span<void* const> args, ChannelState& ch, std::vector<uint32_t>& words,
+  void encode(std::span<const Command> commands, std::span<void* const> args, std::span<const int64_t> scalars, ChannelState& ch,
+              std::vector<uint32_t>& words,
               Take&& take_kernargs);
   // The words of a bound queue, its kernel arguments and QMDs laid out from the start of `kernargs`.
-  std::vector<uint32_t> encode_bound(std::span<const Command> commands, std::span<void* const> args, ChannelState& ch,
+  std::vector<uint32_t> encode_bound(std::span<const Command> commands, std::span<void* const> args,
+                                     std::span<const int64_t> scalars, ChannelState& ch,
                                      const NvMemory& kernargs);
   // Copies `words` into the channel's pushbuffer ring, appends the progress release and rings the doorbell.
   void kick(ChannelState& ch, const std::vector<uint32_t>& words, const NvMemory* bound_pushbuffer = nullptr,

@@ -14,7 +14,7 @@ namespace doorbell::nv {
 // Where sm_90 code reads its parameters in constant bank 0 (EIATTR_PARAM_CBANK, nv-hopper.md §2.5).
 inline constexpr uint32_t kSm90ParamOffset = 0x210;
 
-class NvProgram final : public GpuProgram {
+class NvProgram final : public LoadedProgram {
  public:
   NvProgram(std::string name, std::string device, NvMemory image) : name_(std::move(name)), device_(std::move(device)), image_(image) {}
   const std::string& name() const override { return name_; }

@@ -45,7 +45,7 @@ uint32_t pick(const std::vector<NvU32>& offered, std::initializer_list<uint32_t>
 
 }  // namespace
 
-NvSession::NvSession(kernel_interface::SyscallSeam& seam)
+NvSession::NvSession(kernel_interface::SyscallSeam& seam, int gpu_index)
     : seam_(seam),
       ctl_(seam, "/dev/nvidiactl", O_RDWR | O_CLOEXEC),
       uvm_fd_(seam, "/dev/nvidia-uvm", O_RDWR | O_CLOEXEC),
@@ -62,8 +62,11 @@ NvSession::NvSession(kernel_interface::SyscallSeam& seam)
   }
   const auto cards = rm_->card_info();
   if (cards.empty()) throw std::runtime_error("NV: the driver reports no GPU (NV_ESC_CARD_INFO)");
-  gpu_id_ = cards.at(0).gpu_id;
-  device_path_ = "/dev/nvidia" + std::to_string(cards.at(0).minor_number);
+  if (gpu_index < 0 || static_cast<size_t>(gpu_index) >= cards.size())
+    throw std::runtime_error("NV:" + std::to_string(gpu_index) + ": the driver reports " + std::to_string(cards.size()) +
+                             " GPU" + (cards.size() == 1 ? "" : "s") + " (NV_ESC_CARD_INFO); expected an index below that");
+  gpu_id_ = cards.at(static_cast<size_t>(gpu_index)).gpu_id;
+  device_path_ = "/dev/nvidia" + std::to_string(cards.at(static_cast<size_t>(gpu_index)).minor_number);
   dev_fd_ = kernel_interface::SeamFd(seam, device_path_, O_RDWR | O_CLOEXEC);
   rm_->register_fd(dev_fd_.get());
 

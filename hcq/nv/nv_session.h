@@ -47,7 +47,9 @@ struct NvClasses {
 class NvSession {
  public:
   // Throws (NvStatusError, NvIoctlError, std::runtime_error) naming the step that failed.
-  explicit NvSession(kernel_interface::SyscallSeam& seam);
+  // Opens the driver's GPU number `gpu_index` (0: the first NV_ESC_CARD_INFO lists). Throws naming the step that
+  // failed, or how many GPUs there are when `gpu_index` is past them.
+  explicit NvSession(kernel_interface::SyscallSeam& seam, int gpu_index = 0);
   ~NvSession();
   NvSession(const NvSession&) = delete;
   NvSession& operator=(const NvSession&) = delete;

@@ -3,9 +3,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <regex>
 #include <sstream>
 
-#include "compiler/compile_linear.h"
+#include "hcq/compile_linear.h"
 #include "compiler/program.h"
 #include "frontend/tensor.h"
 #include "ir/debug.h"
@@ -40,7 +41,7 @@ TEST(CompileLinear, CompiledSchedulesComputeTheSameValuesAsTheInterpreter) {
   std::vector<Tensor> ref = programs();
   Tensor::manual_seed(3);
   std::vector<Tensor> out = programs();
-  run_linear(Tensor::schedule_linear(ref));
+  run_linear(Tensor::schedule_linear(ref), on_device("REF"));
   run_linear(compile_linear(Tensor::schedule_linear(out)));
   for (size_t i = 0; i < ref.size(); i++) {
     std::vector<float> want = ref[i].tolist<float>(), got = out[i].tolist<float>();
@@ -58,7 +59,7 @@ TEST(CompileLinear, Debug4PrintsTheGeneratedSourceOfEachKernel) {
   compile_linear(linear);
   std::string out = ::testing::internal::GetCapturedStderr();
   set_debug_level(before);
-  EXPECT_NE(out.find("void kernel_"), std::string::npos) << out;
+  EXPECT_NE(out.find("void E_2("), std::string::npos) << "the kernel's readable name is its function's: " << out;
   EXPECT_NE(out.find("core_count"), std::string::npos) << out;
 }
 
@@ -71,20 +72,26 @@ TEST(CompileLinear, Debug2PrintsOneLinePerKernelWithItsKernelOnlyTime) {
   run_linear(compiled);
   std::string out = ::testing::internal::GetCapturedStderr();
   set_debug_level(before);
-  // One line per kernel: device, name, launch [cores x outermost iterations], buffers, time, GFLOP/s, GB/s.
+  // One line per kernel: device, running kernel count, name, launch [cores x outermost iterations], buffers, memory
+  // in use, time, GFLOP/s, GB/s.
   size_t lines = 0;
+  unsigned long long last_count = 0;
   std::istringstream in(out);
   for (std::string line; std::getline(in, line);) {
     char dev[16], name[64];
     int cores = 0, bufs = 0;
+    unsigned long long count = 0;
     long long global = 0;
-    double us = -1, gflops = -1, gbs = -1;
-    int n = std::sscanf(line.c_str(), "*** %15s %63s [%d x %lld] %d bufs %lf us %lf GFLOP/s %lf GB/s", dev, name, &cores,
-                        &global, &bufs, &us, &gflops, &gbs);
-    if (n != 8) continue;
+    double mem = -1, us = -1, gflops = -1, gbs = -1;
+    int n = std::sscanf(line.c_str(), "*** %15s %llu %63s [%d x %lld] %d bufs mem %lf MB tm %lf us %lf GFLOP/s %lf GB/s", dev,
+                        &count, name, &cores, &global, &bufs, &mem, &us, &gflops, &gbs);
+    if (n != 10) continue;
     lines++;
     EXPECT_STREQ(dev, "CPU") << line;
-    EXPECT_EQ(std::string(name).rfind("kernel_", 0), 0u) << line;
+    EXPECT_GT(count, last_count) << "the running kernel count grows: " << line;
+    last_count = count;
+    EXPECT_TRUE(std::regex_match(name, std::regex("[Er](_[0-9]+)+"))) << "a readable name (kind, then sizes): " << line;
+    EXPECT_GT(mem, 0) << "the buffers in use: " << line;
     EXPECT_GE(cores, 1) << line;
     EXPECT_GE(bufs, 1) << line;
     EXPECT_GE(us, 0) << line;
@@ -108,8 +115,10 @@ TEST(CompileLinear, Debug2ReportsTheCompileLatencyOfEachKernelCompiledButNotOfCa
   set_debug_level(before);
   char name[64];
   double ms = -1;
-  ASSERT_EQ(std::sscanf(first.c_str(), "compile: %63s %lf ms", name, &ms), 2) << first;  // maybe "(disk cache)" after
-  EXPECT_EQ(std::string(name).rfind("kernel_", 0), 0u) << first;
+  char dev[16];
+  ASSERT_EQ(std::sscanf(first.c_str(), "compile: %15s %63s %lf ms", dev, name, &ms), 3) << first;  // maybe "(disk cache)" after
+  EXPECT_STREQ(dev, "CPU") << first;
+  EXPECT_STREQ(name, "E_16") << first;
   EXPECT_GE(ms, 0) << first;
   EXPECT_EQ(second.find("compile:"), std::string::npos) << second;
 }

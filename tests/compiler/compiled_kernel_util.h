@@ -130,7 +130,7 @@ inline ReferenceRun run_reference(const std::vector<Tensor>& outputs) {
   r.buffers = call_buffers(r.linear);
   poison_unread_outputs(r.linear);
   r.initial = snapshot(r.buffers);
-  run_linear(r.linear);
+  run_linear(r.linear, on_device("REF"));
   r.want = snapshot(r.buffers);
   return r;
 }

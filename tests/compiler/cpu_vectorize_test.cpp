@@ -8,6 +8,7 @@
 #include <string>
 
 #include "compiler/cpu/cpu_optimizer.h"
+#include "compiler/cpu/cpu_target.h"
 #include "compiler/cpu/vectorize.h"
 #include "compiler/expander.h"
 #include "compiler/linearize.h"
@@ -45,7 +46,7 @@ TEST(CpuOptimizer, AnElementwiseKernelWalksItsOutputInVectorsOfTheMachinesWidth)
   std::vector<UOp> v = ranges_of(optimize_for_cpu(sinks[0]), AxisType::VECTOR);
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(range_size(v[0]), lanes);
-  UOp low = lower_for_cpu(sinks[0], false);
+  UOp low = cpu_c_target().lower(sinks[0], true).sink;
   EXPECT_TRUE(ranges_of(low, AxisType::VECTOR).empty()) << "the lanes are values now, not a range";
   std::vector<UOp> loads = nodes(low, Ops::LOAD), stores = nodes(low, Ops::STORE);
   ASSERT_EQ(loads.size(), 1u);
@@ -69,7 +70,7 @@ TEST(CpuOptimizer, ASumOverTheLastAxisKeepsVectorAccumulatorsAndFoldsTheirLanesI
   ASSERT_EQ(ranges_of(opt, AxisType::VECTOR).size(), 1u);
   ASSERT_EQ(ranges_of(opt, AxisType::UNROLL).size(), 1u);
   EXPECT_EQ(range_size(ranges_of(opt, AxisType::UNROLL)[0]), 4) << "four vector loads per iteration";
-  UOp low = lower_for_cpu(sinks[0], false);
+  UOp low = cpu_c_target().lower(sinks[0], true).sink;
   int vector_reduces = 0, folds = 0;
   for (const UOp& r : nodes(low, Ops::REDUCE)) {
     if (r.dtype().lanes == lanes && r.src().size() == 2) vector_reduces++;
@@ -106,7 +107,7 @@ TEST(CpuOptimizer, AMatmulGetsARegisterTileWithColumnTilesOutermostAndFusedMulti
   }
   EXPECT_TRUE(in_b);
   EXPECT_FALSE(in_a);
-  UOp low = lower_for_cpu(sinks[0], false);
+  UOp low = cpu_c_target().lower(sinks[0], true).sink;
   int acc = 0;
   for (const UOp& r : nodes(low, Ops::REDUCE)) acc += r.dtype().lanes == lanes;
   EXPECT_EQ(acc, 8);
@@ -119,7 +120,7 @@ TEST(CpuOptimizer, AGatherIsNotVectorizedAndFallsBackToScalarLanes) {
   Tensor a(random_floats(64 * 64, 5), {64, 64});
   std::vector<UOp> sinks = kernel_sinks({a.transpose() * 2});
   ASSERT_EQ(sinks.size(), 1u);
-  UOp low = lower_for_cpu(sinks[0], false);
+  UOp low = cpu_c_target().lower(sinks[0], true).sink;
   for (const UOp& u : low.toposort()) EXPECT_EQ(u.dtype().lanes, 1) << "no vector values";
   std::optional<UOp> refused = vectorize_kernel(expand_kernel(devectorize_ranges(optimize_for_cpu(sinks[0]))));
   ASSERT_TRUE(refused.has_value()) << "a kernel without a VECTOR range comes back as it is";
@@ -154,7 +155,7 @@ TEST(CpuVectorizedKernels, ElementwiseFloatAndIntegerChainsMatchTheReference) {
     return std::vector<Tensor>{((a * b + 1).relu() * 2 - 1).exp(), (a < b).where(a, b).maximum(a * 0.5f), a / b + b.sqrt(),
                                (i * 3 + (i >> 2)) ^ (i & 255), i.cast(dtypes::float32) * 0.25f, a.cast(dtypes::int32)};
   };
-  for (const Tensor& t : outs()) EXPECT_EQ(nodes(lower_for_cpu(kernel_sinks({t}).back(), false), Ops::STORE)[0].src(1).dtype().lanes, cpu_vector_lanes());
+  for (const Tensor& t : outs()) EXPECT_EQ(nodes(cpu_c_target().lower(kernel_sinks({t}).back(), true).sink, Ops::STORE)[0].src(1).dtype().lanes, cpu_vector_lanes());
   expect_matches_reference(outs(), 1e-5);
 }
 
@@ -169,7 +170,7 @@ TEST(CpuOptimizer, FloatMathDecomposedForTheCpuRunsInVectorLanes) {
                                                        {"reciprocal", a.reciprocal()}};
   };
   for (auto& [name, t] : ops()) {
-    UOp low = lower_for_cpu(kernel_sinks({t}).back(), false);
+    UOp low = cpu_c_target().lower(kernel_sinks({t}).back(), true).sink;
     std::vector<UOp> stores = nodes(low, Ops::STORE);
     ASSERT_EQ(stores.size(), 1u) << name;
     EXPECT_EQ(stores[0].src(1).dtype().lanes, cpu_vector_lanes()) << name << " is computed in vector lanes";
@@ -222,7 +223,7 @@ TEST(SplitReduce, ABigSumOverAxis0RunsAsPartsOfWholeRowsThenThePartsAndMatchesFl
   std::vector<UOp> sinks = kernel_sinks({x.sum(0)});
   ASSERT_EQ(sinks.size(), 2u) << "32 parts of 64 rows, then the 32 parts";
   // the parts' kernel keeps a whole row of accumulators: no column loop is left, only the parts' loop and the rows
-  std::vector<Statement> st = linearize(lower_for_cpu(sinks[0], false));
+  std::vector<Statement> st = linearize(cpu_c_target().lower(sinks[0], true).sink);
   int loops = 0;
   for (const Statement& s : st) loops += s.kind == StatementKind::BEGIN_LOOP;
   EXPECT_EQ(loops, 2);

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "compiler/cpu/clang_compiler.h"
-#include "compiler/cpu/object_cache.h"
+#include "compiler/object_cache.h"
 #include "tests/common/temp_tree.h"
 
 namespace doorbell {

@@ -198,7 +198,7 @@ void expect_same_as_interpreter(const std::vector<Tensor>& outs, bool exact, con
   size_t next = 0;
   for (const UOp& call : linear.src()) {
     if (call.src(0).op() != Ops::SINK) {
-      run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}));
+      run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}), on_device("REF"));
       continue;
     }
     const UOp& sink = call.src(0);
@@ -206,7 +206,7 @@ void expect_same_as_interpreter(const std::vector<Tensor>& outs, bool exact, con
     const std::string& name = irs[next].first;
     const std::string& ir = irs[next].second;
     next++;
-    run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}));
+    run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}), on_device("REF"));
     std::vector<std::vector<std::byte>> want;
     std::vector<void*> bufs;
     std::vector<DType> dts;

@@ -62,13 +62,13 @@ void expect_lowering_preserves(const Tensor& t, const std::string& arch, const G
     // lowered grid, after clearing the output.
     std::vector<UOp> ref_src = call.src();
     ref_src[0] = kernel;
-    run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call.replace_src(std::move(ref_src))}));
+    run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call.replace_src(std::move(ref_src))}), on_device("REF"));
     std::span<std::byte> out = buffer_bytes(call.src(1));
     std::vector<std::byte> want(out.begin(), out.end());
     std::memset(out.data(), 0xAB, out.size());
     std::vector<UOp> src = call.src();
     src[0] = grid_as_loops(k.sink);
-    run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call.replace_src(std::move(src))}));
+    run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call.replace_src(std::move(src))}), on_device("REF"));
     EXPECT_EQ(std::memcmp(out.data(), want.data(), want.size()), 0) << arch << ": lowered kernel differs";
   }
 }

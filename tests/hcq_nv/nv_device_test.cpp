@@ -10,7 +10,7 @@
 #include <cstring>
 #include <thread>
 
-#include "compiler/c_renderer.h"
+#include "compiler/program.h"
 #include "compiler/gpu/ptx_renderer.h"
 #include "frontend/tensor.h"
 #include "hcq/host_buffers.h"
@@ -27,22 +27,27 @@ NvDevice& device() {
   return *dev;
 }
 
-// The kernel of a one-kernel program, rendered for the device's target (sm_90) and loaded, with its launch dims.
+std::array<uint32_t, 3> dims(const std::array<int64_t, 3>& d) {
+  return {static_cast<uint32_t>(d[0]), static_cast<uint32_t>(d[1]), static_cast<uint32_t>(d[2])};
+}
+
+// The kernel of a one-kernel program compiled for the device's target (sm_90) and loaded, with its launch dims.
 struct Loaded {
-  std::unique_ptr<NvProgram> program;
+  const LoadedProgram* program;
   std::array<uint32_t, 3> grid, block;
   UOp call;
 };
 
+Loaded load_on(NvDevice& d, const UOp& call) {
+  UOp program = compile_program(call, d.target()).program;
+  const ProgramInfo& info = program_info(program);
+  return Loaded{&d.program(program), dims(info.global_size), dims(info.local_size), call};
+}
+
 Loaded load(const Tensor& t) {
   UOp linear = t.schedule_linear();
   EXPECT_EQ(linear.src().size(), 1u);
-  NvDevice::LoadedKernel k = device().load_kernel(linear.src(0).src(0));
-  return Loaded{std::move(k.program), k.grid, k.block, linear.src(0)};
-}
-
-std::array<uint32_t, 3> dims(const std::array<int64_t, 3>& d) {
-  return {static_cast<uint32_t>(d[0]), static_cast<uint32_t>(d[1]), static_cast<uint32_t>(d[2])};
+  return load_on(device(), linear.src(0));
 }
 
 // Device copies of the call's buffers, filled with their host contents.
@@ -130,7 +135,7 @@ TEST(NvDevice, AKernelRendersRunsAndMatchesTheCpuWithTimestampsAroundIt) {
   Tensor a = Tensor::randn({1000}).realize(), b = Tensor::randn({1000}).realize();
   Loaded l = load(a * b + 1);
   std::vector<NvMemory> bufs = upload(l.call);
-  run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {l.call}));  // the reference, on the CPU
+  run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {l.call}), on_device("REF"));  // the reference, on the CPU
   std::span<std::byte> want = buffer_bytes(l.call.src(1));
   std::memset(bufs[0].cpu, 0xAB, want.size());
   NvDevice& d = device();
@@ -151,12 +156,12 @@ TEST(NvDevice, GroupedReductionWithSharedMemoryAndABarrierRuns) {
   Tensor x = Tensor::randint({5000}, -9, 9).realize();
   Loaded l = load(x.sum());
   std::vector<NvMemory> bufs = upload(l.call);
-  run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {l.call}));
+  run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {l.call}), on_device("REF"));
   std::span<std::byte> want = buffer_bytes(l.call.src(1));
   std::memset(bufs[0].cpu, 0, want.size());
   NvDevice& d = device();
   Signal& done = d.new_signal("grouped done");
-  EXPECT_GT(l.program->shared_bytes, 0u);
+  EXPECT_GT(static_cast<const NvProgram*>(l.program)->shared_bytes, 0u);
   HWQueue().exec(*l.program, vas(bufs), l.grid, l.block).signal(done, 1).submit(d);
   done.wait(1);
   EXPECT_EQ(std::memcmp(bufs[0].cpu, want.data(), want.size()), 0);
@@ -253,13 +258,11 @@ TEST(NvDevice, AKernelReadingUnmappedMemoryFaultsNamingTheAddress) {
   // A fresh device: the fault stops its compute channel.
   std::unique_ptr<NvDevice> d = NvDevice::open(true);
   UOp linear = (Tensor::empty({64}) + 1).schedule_linear();
-  const GpuTarget& target = gpu_target("sm_90");
-  GpuKernel k = prepare_gpu_kernel(linear.src(0).src(0), target);
-  auto p = d->load_program("faulting", render_ptx("faulting", k, target));
+  Loaded k = load_on(*d, linear.src(0));
   NvMemory out = d->alloc(256);
   const uint64_t bad = 0xdead0000;
   Signal& done = d->new_signal("after fault");
-  HWQueue().exec(*p, std::vector<uint64_t>{out.va, bad}, dims(k.global_size), dims(k.local_size)).signal(done, 1).submit(*d);
+  HWQueue().exec(*k.program, std::vector<uint64_t>{out.va, bad}, k.grid, k.block).signal(done, 1).submit(*d);
   const int64_t t0 = monotonic_ns();
   try {
     done.wait(1, std::chrono::milliseconds(20000));
@@ -299,14 +302,13 @@ TEST(NvDeviceAmpere, FallsBackToTheAmpereClassesAndRunsAKernelWithQmdV03) {
   Tensor a = Tensor::randn({3000}).realize();
   UOp linear = (a * 3 + 1).schedule_linear();
   UOp call = linear.src(0);
-  const GpuTarget& target = gpu_target(d->ptx_target());
-  GpuKernel k = prepare_gpu_kernel(call.src(0), target);
-  auto p = d->load_program("ampere_kernel", render_ptx("ampere_kernel", k, target));
+  Loaded k = load_on(*d, call);
+  EXPECT_EQ(program_info(compile_program(call, d->target()).program).target.rfind("PTX sm_80", 0), 0u);
   NvMemory out = d->alloc(3000 * 4), in = d->alloc(3000 * 4);
   std::memcpy(in.cpu, buffer_bytes(call.src(2)).data(), 3000 * 4);
-  run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}));
+  run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}), on_device("REF"));
   Signal& done = d->new_signal("ampere done");
-  HWQueue().exec(*p, std::vector<uint64_t>{out.va, in.va}, dims(k.global_size), dims(k.local_size)).signal(done, 1).submit(*d);
+  HWQueue().exec(*k.program, std::vector<uint64_t>{out.va, in.va}, k.grid, k.block).signal(done, 1).submit(*d);
   done.wait(1);
   EXPECT_EQ(std::memcmp(out.cpu, buffer_bytes(call.src(1)).data(), 3000 * 4), 0);
   NvMemory copy = d->alloc(3000 * 4);

@@ -42,7 +42,7 @@ class MockNvGpuRenderedKernelTest : public MockNvGpuComputeTest {
     int kernels = 0;
     for (const UOp& call : linear.src()) {
       if (call.src(0).op() != Ops::SINK) {
-        run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}));
+        run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}), on_device("REF"));
         continue;
       }
       ++kernels;
@@ -63,7 +63,7 @@ class MockNvGpuRenderedKernelTest : public MockNvGpuComputeTest {
         gpu_buffers.push_back(b);
         launch.params.push_back(b.va);
       }
-      run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}));
+      run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}), on_device("REF"));
 
       const Block done = take(16);
       launch.ptx = ptx;

@@ -112,7 +112,7 @@ inline int expect_same_as_reference(const std::vector<Tensor>& outs, bool fill_u
   std::unordered_set<const void*> written;
   for (const UOp& call : linear.src()) {
     if (call.src(0).op() != Ops::SINK) {
-      run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}));
+      run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}), on_device("REF"));
       continue;
     }
     const UOp& sink = call.src(0);
@@ -156,7 +156,7 @@ inline int expect_same_as_reference(const std::vector<Tensor>& outs, bool fill_u
       std::span<std::byte> b = buffer_bytes(call.src(i));
       before.emplace_back(b.begin(), b.end());
     }
-    run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}));
+    run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}), on_device("REF"));
     std::vector<const void*> ptrs;
     mockgpu::nv::test::HostMemory mem;
     for (size_t i = 1; i < call.src().size(); i++) {
@@ -196,7 +196,7 @@ inline std::vector<std::vector<std::byte>> run_on_interpreter_only(const std::ve
   std::vector<std::vector<std::byte>> last;
   for (const UOp& call : linear.src()) {
     if (call.src(0).op() != Ops::SINK) {
-      run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}));
+      run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}), on_device("REF"));
       continue;
     }
     const UOp& sink = call.src(0);

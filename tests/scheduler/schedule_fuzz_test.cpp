@@ -146,7 +146,7 @@ TEST(ScheduleFuzz, RandomTensorProgramsComputeTheReferenceValues) {
     try {
       r = schedule(outs);
       verify_memory_plan(r.linear);
-      run_linear(r.linear);
+      run_linear(r.linear, on_device("REF"));
     } catch (const std::exception& e) {
       failures++;
       ADD_FAILURE() << "program " << i << " (seed " << seed << ") threw: " << e.what() << "\n" << program_text(outs);

@@ -53,7 +53,7 @@ TEST(Schedule, SeedAddThenMultiplyIsALinearOfCallsWithTheRightValues) {
     EXPECT_EQ(call.src(0).op(), Ops::SINK);
   }
   EXPECT_EQ(r.linear.src().size(), 1u) << "an elementwise chain is one kernel";
-  run_linear(r.linear);
+  run_linear(r.linear, on_device("REF"));
   EXPECT_EQ(values(r.becomes[0].second), (std::vector<float>{4, 6, 8}));
 }
 
@@ -72,7 +72,7 @@ TEST(Schedule, SeedMovementTracePadsSixFloatsToTwentyThenShrinksToFiveInOneKerne
     if (u.op() == Ops::PARAM) {
       EXPECT_NE(u.shape()->at(0), 20) << "no 20-element buffer exists";
     }
-  run_linear(r.linear);
+  run_linear(r.linear, on_device("REF"));
   EXPECT_EQ(values(r.becomes[0].second), (std::vector<float>{0, 0, 1, 2, 3}));
 }
 
@@ -84,7 +84,7 @@ TEST(Schedule, WriteAfterReadRunsTheReaderBeforeTheOverwrite) {
   ASSERT_EQ(r.linear.src().size(), 2u);
   std::vector<UOp> w = writes(r.linear);
   EXPECT_EQ(w[1], a) << "the kernel overwriting a runs second";
-  run_linear(r.linear);
+  run_linear(r.linear, on_device("REF"));
   EXPECT_EQ(values(r.becomes[1].second), (std::vector<float>{2, 3, 4})) << "b saw a's old value";
   EXPECT_EQ(values(a), (std::vector<float>{2, 4, 6}));
 }
@@ -96,7 +96,7 @@ TEST(Schedule, ReadAfterWriteRunsTheWriterFirst) {
   ScheduleResult r = schedule({c, a2});
   ASSERT_EQ(r.linear.src().size(), 2u);
   EXPECT_EQ(writes(r.linear)[0], a);
-  run_linear(r.linear);
+  run_linear(r.linear, on_device("REF"));
   EXPECT_EQ(values(r.becomes[0].second), (std::vector<float>{22, 24, 26}));
 }
 
@@ -117,7 +117,7 @@ TEST(Schedule, AssignThroughAFlipReadsAStoredCopyFirst) {
   UOp t2 = assign(t, mop(Ops::FLIP, t, {0}) + full(0, {4}));
   ScheduleResult r = schedule({t2});
   EXPECT_EQ(r.linear.src().size(), 2u) << "the flipped value is stored before it overwrites its source";
-  run_linear(r.linear);
+  run_linear(r.linear, on_device("REF"));
   EXPECT_EQ(values(t), (std::vector<float>{4, 3, 2, 1}));
 }
 
@@ -125,7 +125,7 @@ TEST(Schedule, AssignOfAnElementwiseFunctionOfItselfIsOneKernel) {
   UOp t = data({1, 2, 3}, {3});
   ScheduleResult r = schedule({assign(t, t * full(2, {3}))});
   EXPECT_EQ(r.linear.src().size(), 1u);
-  run_linear(r.linear);
+  run_linear(r.linear, on_device("REF"));
   EXPECT_EQ(values(t), (std::vector<float>{2, 4, 6}));
 }
 
@@ -135,7 +135,7 @@ TEST(Schedule, ReduceBroadcastBackIsStoredSoftmaxStyle) {
   UOp e = m - mop(Ops::EXPAND, mx, {2, 3});
   ScheduleResult r = schedule({reduce(Ops::ADD, e, {1})});
   EXPECT_EQ(r.linear.src().size(), 2u);
-  run_linear(r.linear);
+  run_linear(r.linear, on_device("REF"));
   EXPECT_EQ(values(r.becomes[0].second), (std::vector<float>{-3, -3}));
 }
 
@@ -143,7 +143,7 @@ TEST(Schedule, ReduceOfAReduceIsOneKernel) {
   UOp m = data({1, 2, 3, 4, 5, 6}, {2, 3});
   ScheduleResult r = schedule({reduce(Ops::ADD, reduce(Ops::ADD, m, {1}), {0})});
   EXPECT_EQ(r.linear.src().size(), 1u);
-  run_linear(r.linear);
+  run_linear(r.linear, on_device("REF"));
   EXPECT_EQ(values(r.becomes[0].second), (std::vector<float>{21}));
 }
 
@@ -161,8 +161,8 @@ TEST(Schedule, TheSameGraphOnFreshBuffersIsACacheHitWithFreshIntermediates) {
   EXPECT_EQ(schedule_cache_size(), 1u);
   ASSERT_EQ(r1.linear.src().size(), r2.linear.src().size());
   EXPECT_FALSE(r1.linear == r2.linear) << "the hit is bound to the new buffers";
-  run_linear(r1.linear);
-  run_linear(r2.linear);
+  run_linear(r1.linear, on_device("REF"));
+  run_linear(r2.linear, on_device("REF"));
   EXPECT_EQ(values(r1.becomes[0].second), (std::vector<float>{12, 24}));
   EXPECT_EQ(values(r2.becomes[0].second), (std::vector<float>{36, 48}));
   EXPECT_FALSE(base_buffer(r1.becomes[0].second) == base_buffer(r2.becomes[0].second));
@@ -213,7 +213,7 @@ TEST(HostBuffers, ScheduledIntermediatesAndOutputsAreReleasedWithTheirGraphs) {
   {
     UOp x = data({1, 2, 3, 4}, {4});
     ScheduleResult r = schedule({UOp::make(Ops::CONTIGUOUS, dtypes::float32, {x + full(1, {4})}) * full(2, {4})});
-    run_linear(r.linear);
+    run_linear(r.linear, on_device("REF"));
     EXPECT_EQ(values(r.becomes[0].second), (std::vector<float>{4, 6, 8, 10}));
     EXPECT_GT(host_storage_bytes(), before);
   }

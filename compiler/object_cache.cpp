@@ -1,4 +1,4 @@
-#include "compiler/cpu/object_cache.h"
+#include "compiler/object_cache.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
