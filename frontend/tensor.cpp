@@ -52,8 +52,20 @@ int64_t Tensor::ndim() const { return static_cast<int64_t>(shape().size()); }
 int64_t Tensor::size(int64_t axis) const { return shape()[frontend::resolve_axis("size", axis, shape())]; }
 
 std::string Tensor::device() const {
-  UOp b = base_buffer(uop());
-  if (b && b.src().size() > 1 && b.src(1).op() == Ops::DEVICE) return b.src(1).arg_as<std::string>();
+  // The device of the first buffer the value is computed from (a result of NV buffers is NV's, as the scheduler
+  // stores it there); a value of constants alone goes to the default device.
+  std::vector<const UOp*> stack{&uop()};
+  std::unordered_set<const UOpNode*> seen;
+  while (!stack.empty()) {
+    const UOp& u = *stack.back();
+    stack.pop_back();
+    if (u.op() == Ops::BUFFER) {
+      if (u.src().size() > 1 && u.src(1).op() == Ops::DEVICE) return u.src(1).arg_as<std::string>();
+      continue;
+    }
+    for (auto it = u.src().rbegin(); it != u.src().rend(); ++it)
+      if (seen.insert(it->get()).second) stack.push_back(&*it);
+  }
   return default_device_name();
 }
 

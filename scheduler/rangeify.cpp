@@ -113,6 +113,13 @@ class Rangeifier {
 
   // ---- what is stored ---------------------------------------------------------------------------------
 
+  // The device a storage node names: a BUFFER's DEVICE, a placeholder PARAM's name (scheduler/schedule.cpp).
+  static const std::string* storage_device(const UOp& u) {
+    if (!is_storage(u)) return nullptr;
+    if (u.op() == Ops::PARAM) return &std::get<ParamArg>(u.arg()).name;
+    return u.src().size() > 1 && u.src(1).op() == Ops::DEVICE ? &std::get<std::string>(u.src(1).arg()) : nullptr;
+  }
+
   static bool is_plain_view_of_storage(const UOp& u) {  // a reshape chain over storage: nothing to compute
     UOp v = u;
     while (v.op() == Ops::RESHAPE) v = v.src(0);
@@ -124,6 +131,14 @@ class Rangeifier {
       if (!o.shape()) throw std::invalid_argument("schedule: output " + print_node(o) + " has no tensor shape");
     order_ = UOp::sink(outputs_).toposort();
     order_.pop_back();  // the SINK
+    for (const UOp& n : order_) {
+      // A value lives on the device of the storage it is computed from (the first one met): a result of NV buffers
+      // is stored on NV whatever DEV says; only values made of constants alone go to the default device.
+      const std::string* dev = storage_device(n);
+      for (size_t i = 0; dev == nullptr && i < n.src().size(); i++)
+        if (auto it = device_of_.find(n.src(i).get()); it != device_of_.end()) dev = it->second;
+      if (dev != nullptr) device_of_[n.get()] = dev;
+    }
     for (const UOp& n : order_) {
       if (is_storage(n) || n.op() == Ops::UNIQUE || n.op() == Ops::DEVICE) continue;
       if (n.op() == Ops::AFTER) {  // AFTER(target, STORE(target, value)): the kernel consumes value
@@ -418,7 +433,8 @@ class Rangeifier {
       param(storage);  // the written storage is slot 0
       value = lower(n.src(1).src(1), idx, UOp::const_(dtypes::bool_, true), kNoOverride);
     } else {
-      storage = new_buffer(strong_dtype(n.dtype()), prod(shape));
+      auto dev = device_of_.find(n.get());
+      storage = new_buffer(strong_dtype(n.dtype()), prod(shape), dev != device_of_.end() ? *dev->second : default_device_name());
       addr = flat_index(idx, shape);
       view = shape.size() == 1 ? storage : UOp::make(Ops::RESHAPE, storage.dtype(), {storage}, shape);
       param(storage);
@@ -445,6 +461,7 @@ class Rangeifier {
 
   std::vector<UOp> outputs_;
   std::vector<UOp> order_;
+  std::unordered_map<const UOpNode*, const std::string*> device_of_;  // into the storage nodes' args, alive meanwhile
   std::unordered_map<const UOpNode*, std::vector<const UOpNode*>> consumers_;
   std::unordered_set<const UOpNode*> realized_;
   std::unordered_map<const UOpNode*, Location> location_;

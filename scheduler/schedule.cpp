@@ -109,7 +109,11 @@ Normalized normalize_key(const std::vector<UOp>& outputs) {
     for (const UOp& s : u.src()) h.add_key(*keys.find(s.get()));
     k = h.finish();
   }
-  n.key = *keys.find(order.back().get());
+  // Values computed from constants alone are stored on the default device: it is part of what the schedule means.
+  Hasher128 h;
+  h.add_key(*keys.find(order.back().get()));
+  h.add_bytes(default_device_name());
+  n.key = h.finish();
   return n;
 }
 

@@ -1,5 +1,5 @@
-// run_linear's call handlers (compiled kernel, copy, reference interpreter), kernel estimates for the DEBUG=2 line,
-// and buffer storage from the CPU device's caching allocator.
+// run_linear's call handlers (kernels compiled for their device, copies, the REF device's interpreter), kernel
+// estimates for the DEBUG=2 line, and buffer storage from the CPU device's caching allocator.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +10,10 @@
 #include "compiler/kernel_estimates.h"
 #include "frontend/tensor.h"
 #include "hcq/cpu/cpu_allocator.h"
+#include "compiler/program.h"
+#include "hcq/devices.h"
 #include "hcq/host_buffers.h"
+#include "hcq/ref/ref_interpreter.h"
 #include "hcq/run_linear.h"
 #include "scheduler/schedule.h"
 
@@ -56,6 +59,50 @@ TEST(RunLinear, CompiledAndInterpretedKernelsAgreeOnReductionsOverAnEmptyAxis) {
     EXPECT_EQ(m.tolist<float>(), std::vector<float>(3, -std::numeric_limits<float>::infinity())) << compiled;
     EXPECT_EQ(p.tolist<int32_t>(), (std::vector<int32_t>{1, 1})) << compiled;
   }
+}
+
+TEST(RunLinear, AnUncompiledLinearIsCompiledForItsDeviceNotInterpreted) {
+  Tensor x = Tensor({1.f, 2.f, 3.f}).realize();
+  Tensor y = (x + 0.25f) * 4;
+  UOp linear = y.schedule_linear();
+  const uint64_t interpreted = interpreted_kernels();
+  const ProgramCacheStats before = program_cache_stats();
+  run_linear(linear);
+  EXPECT_EQ(interpreted_kernels(), interpreted);
+  EXPECT_EQ(program_cache_stats().hits + program_cache_stats().misses, before.hits + before.misses + linear.src().size());
+  EXPECT_EQ(y.tolist<float>(), (std::vector<float>{5, 9, 13}));
+}
+
+TEST(RefDevice, DevRefRealizesEveryKernelThroughTheInterpreter) {
+  const std::string saved = default_device_name();
+  set_default_device_name("REF");
+  Tensor x = Tensor({1.f, -2.f, 3.f});
+  Tensor y = (x * x).sum() + x.max();
+  set_default_device_name(saved);
+  EXPECT_EQ(y.device(), "REF");
+  const uint64_t interpreted = interpreted_kernels();
+  EXPECT_EQ(y.tolist<float>(), (std::vector<float>{17}));
+  EXPECT_GT(interpreted_kernels(), interpreted);
+  EXPECT_EQ(device("REF").target().name(), "REF interpreter");
+}
+
+TEST(RefDevice, AKernelErrorComesBackFromRunLinearAndTheDeviceStaysUsable) {
+  // A kernel that writes 8 elements into a buffer of 4: the interpreter names the index and the buffer.
+  UOp buf = new_buffer(dtypes::float32, 4);
+  UOp param = UOp::make(Ops::PARAM, dtypes::float32, {}, ParamArg{0, AddrSpace::GLOBAL, "", 0, 3});
+  UOp r = UOp::range(8, 0);
+  UOp store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, dtypes::float32, {param, r}), r.cast(dtypes::float32)});
+  UOp call = UOp::make(Ops::CALL, dtypes::void_, {UOp::sink({UOp::make(Ops::END, dtypes::void_, {store, r})}), buf});
+  try {
+    run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {call}), on_device("REF"));
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel index 4 is outside buffer slot 0 of 4 elements"), std::string::npos) << e.what();
+  }
+  Tensor x = Tensor({1.f, 2.f}).realize();
+  Tensor y = x + 1;
+  run_linear(y.schedule_linear(), on_device("REF"));
+  EXPECT_EQ(y.tolist<float>(), (std::vector<float>{2, 3}));
 }
 
 // The kernel of a one-kernel program.
