@@ -279,11 +279,17 @@ class CRenderer {
     out_ += "  (void)vars; (void)core_id; (void)core_count;\n";
     std::map<int64_t, UOp> params;
     for (const UOp& u : sink.toposort())
-      if (u.op() == Ops::PARAM) params.emplace(u.arg_as<ParamArg>().slot, u);
+      if (u.op() == Ops::PARAM && u.arg_as<ParamArg>().addrspace == AddrSpace::GLOBAL) params.emplace(u.arg_as<ParamArg>().slot, u);
     for (const auto& [slot, p] : params) {
       std::string t = storage_type(p.dtype()), n = "data" + std::to_string(slot);
       out_ += "  " + t + "* restrict " + n + " = (" + t + "*)bufs[" + std::to_string(slot) + "];\n";
       names_[p.get()] = n;
+    }
+    std::vector<UOp> variables = kernel_variables(sink);  // the scalar parameters, in ProgramInfo::vars' order
+    for (size_t i = 0; i < variables.size(); i++) {
+      std::string n = "var" + std::to_string(i);
+      out_ += "  const " + ctype(variables[i].dtype()) + " " + n + " = (" + ctype(variables[i].dtype()) + ")vars[" + std::to_string(i) + "];\n";
+      names_[variables[i].get()] = n;
     }
     bool any_split = false;
     for (const Statement& s : statements) any_split |= s.kind == StatementKind::BEGIN_LOOP && s.split;

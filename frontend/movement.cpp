@@ -114,6 +114,32 @@ Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) co
   return Tensor(frontend::shrink_uop(uop(), flat));
 }
 
+Tensor Tensor::narrow(int64_t axis, int64_t start, int64_t length) const {
+  int64_t a = frontend::resolve_axis("narrow", axis, shape());
+  std::vector<std::pair<int64_t, int64_t>> bounds;
+  for (int64_t i = 0; i < ndim(); i++) bounds.emplace_back(0, shape()[i]);
+  bounds[a] = {start, start + length};
+  return shrink(bounds);
+}
+
+Tensor Tensor::narrow(int64_t axis, const UOp& start, int64_t length) const {
+  const IntTuple& s = shape();
+  int64_t a = frontend::resolve_axis("narrow", axis, s);
+  if (!start || !start.dtype().is_int() || !start.has_bounds() || !start.shape() || !start.shape()->empty())
+    fail("narrow", "start " + (start ? start.to_string() : std::string("(null)")) + "; expected an integer scalar expression of (bound) variables");
+  if (length < 0 || start.vmin() < 0 || start.vmax() + length > s[a])
+    fail("narrow", "a window of " + std::to_string(length) + " from " + std::to_string(static_cast<int64_t>(start.vmin())) + ".." +
+                       std::to_string(static_cast<int64_t>(start.vmax())) + " on axis " + std::to_string(a) + " of shape " + shape_str(s) +
+                       "; expected every start the variables allow to keep the window inside the axis");
+  IntTuple flat;
+  std::vector<UOp> src{uop()};
+  for (int64_t i = 0; i < ndim(); i++) {
+    flat.insert(flat.end(), {0, i == a ? length : s[i]});
+    src.push_back(i != a ? UOp::const_(dtypes::weakint, int64_t{0}) : start.dtype() == dtypes::weakint ? start : start.cast(dtypes::weakint));
+  }
+  return Tensor(UOp::make(Ops::SHRINK, dtype(), std::move(src), flat));
+}
+
 Tensor Tensor::flip(Axes axes) const {
   IntTuple a;
   if (axes.axes()) a = frontend::resolve_axes("flip", *axes.axes(), shape());

@@ -34,6 +34,9 @@ Tensor::Tensor() : state_(std::make_shared<State>(UOp())) {}
 Tensor::Tensor(UOp uop) {
   if (!uop) fail("Tensor", "a null UOp has no value");
   if (!uop.shape()) fail("Tensor", std::string(op_name(uop.op())) + " has no tensor shape; expected a tensor-graph value");
+  // A scalar expression of (bound) variables, tinygrad's Tensor(v.bind(3)): an int32 scalar whose value is bound per
+  // realize, so one compiled kernel serves every value.
+  if (uop.dtype() == dtypes::weakint && uop.shape()->empty()) uop = uop.cast(dtypes::int32);
   if (uop.dtype().is_weak() || uop.dtype().is_void())
     fail("Tensor", "cannot hold dtype " + uop.dtype().name() + "; expected a storage dtype");
   state_ = std::make_shared<State>(std::move(uop));
@@ -116,7 +119,7 @@ UOp Tensor::schedule_linear(const std::vector<Tensor>& outputs) {
   std::unordered_set<const UOpNode*> seen;
   for (const UOp& u : uops) seen.insert(u.get());
   for (const UOp& u : UOp::sink(uops).toposort())
-    if ((u.op() == Ops::AFTER || u.op() == Ops::CONTIGUOUS) && seen.insert(u.get()).second) uops.push_back(u);
+    if (((u.op() == Ops::AFTER && !u.is_bound_variable()) || u.op() == Ops::CONTIGUOUS) && seen.insert(u.get()).second) uops.push_back(u);
   ScheduleResult r = schedule(uops);
   apply_map_to_tensors(r.becomes);
   return r.linear;

@@ -197,6 +197,10 @@ class Tensor {
   Tensor broadcast_to(IntTuple shape) const { return expand(std::move(shape)); }
   Tensor pad(const Padding& padding, Scalar value = 0) const;
   Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const;  // (begin, end) per axis
+  // `length` elements of `axis` from `start` (torch's narrow). With a UOp start, an integer expression of bound
+  // variables (UOp::variable(...).bind(v)): a window at a symbolic offset, so one compiled kernel serves every offset.
+  Tensor narrow(int64_t axis, int64_t start, int64_t length) const;
+  Tensor narrow(int64_t axis, const UOp& start, int64_t length) const;
   Tensor flip(Axes axes) const;
   Tensor squeeze(std::optional<int64_t> axis = std::nullopt) const;
   Tensor unsqueeze(int64_t axis) const;

@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -92,18 +93,11 @@ class LinearRunner {
     if (static_cast<int64_t>(call.src().size()) - 1 < info.buffers)
       throw std::invalid_argument("run_linear: kernel " + info.name + " takes " + std::to_string(info.buffers) + " buffers, the call gives " +
                                   std::to_string(call.src().size() - 1));
+    // The CALL's arguments: its buffers, then (from the schedule) its variables, bound or not.
     addresses_.clear();
-    for (size_t i = 1; i < call.src().size(); i++) addresses_.push_back(address(call.src(i), d));
+    for (int64_t i = 1; i <= info.buffers; i++) addresses_.push_back(address(call.src(static_cast<size_t>(i)), d));
     vars_.clear();
-    for (const KernelVariable& v : info.vars) {
-      auto it = options_.var_vals.find(v.name);
-      if (it == options_.var_vals.end())
-        throw std::invalid_argument("run_linear: kernel " + info.name + " takes variable '" + v.name + "', which has no value; bind it");
-      if (it->second < v.vmin || it->second > v.vmax)
-        throw std::invalid_argument("run_linear: variable '" + v.name + "' = " + std::to_string(it->second) + " is outside its bounds [" +
-                                    std::to_string(v.vmin) + ", " + std::to_string(v.vmax) + "]");
-      vars_.push_back(it->second);
-    }
+    for (const KernelVariable& v : info.vars) vars_.push_back(value_of(v, call, info));
     g_kernels.fetch_add(1, std::memory_order_relaxed);
     if (!timed_mode_) {
       queue_.exec(loaded, addresses_, vars_, dims(info.global_size), dims(info.local_size));
@@ -113,6 +107,21 @@ class LinearRunner {
             &timing_signal(d, 2 * timed_.size()), &timing_signal(d, 2 * timed_.size() + 1)};
     queue_.timestamp(*t.start).exec(loaded, addresses_, vars_, dims(info.global_size), dims(info.local_size)).timestamp(*t.end);
     timed_.push_back(std::move(t));
+  }
+
+  // A variable's value for this launch: RunOptions::var_vals, else its binding among the CALL's arguments.
+  int64_t value_of(const KernelVariable& v, const UOp& call, const ProgramInfo& info) const {
+    std::optional<int64_t> value;
+    if (auto it = options_.var_vals.find(v.name); it != options_.var_vals.end()) value = it->second;
+    for (size_t i = static_cast<size_t>(info.buffers) + 1; !value && i < call.src().size(); i++) {
+      const UOp& a = call.src(i);
+      if (a.is_bound_variable() && a.src(0).arg_as<ParamArg>().name == v.name) value = std::get<int64_t>(a.src(1).src(1).const_value());
+    }
+    if (!value) throw std::invalid_argument("run_linear: kernel " + info.name + " takes variable '" + v.name + "', which has no value; bind it");
+    if (*value < v.vmin || *value > v.vmax)
+      throw std::invalid_argument("run_linear: variable '" + v.name + "' = " + std::to_string(*value) + " is outside its bounds [" +
+                                  std::to_string(v.vmin) + ", " + std::to_string(v.vmax) + "]");
+    return *value;
   }
 
   // CALL(COPY, dst, src): the bytes of one buffer into another of the same size, in queue order (on a device whose

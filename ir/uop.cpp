@@ -287,13 +287,36 @@ std::vector<int64_t> pairs(Ops op, const IntTuple& arg, size_t ndim) {
   return arg;
 }
 
+// SHRINK(x, o_0, ..., o_{n-1}) with arg (b_0, e_0, ...): axis i keeps [b_i + o_i, e_i + o_i), where o_i is an integer
+// scalar expression of bounded variables (a window at a symbolic offset: Tensor::narrow). The size e_i - b_i is static;
+// every value the offsets can take must keep the window inside the source. Any other form has no tensor shape.
+bool symbolic_shrink_shape(const std::vector<UOp>& src, const Arg& arg, IntTuple& out) {
+  const IntTuple* in = src[0].shape();
+  const IntTuple* a = std::get_if<IntTuple>(&arg);
+  if (!in || !a || src.size() != in->size() + 1 || a->size() != 2 * in->size()) return false;
+  out.resize(in->size());
+  for (size_t i = 0; i < in->size(); i++) {
+    const UOp& o = src[i + 1];
+    if (!o.has_bounds() || !o.shape() || !o.shape()->empty() || !o.dtype().is_int())
+      fail(Ops::SHRINK, "offset " + std::to_string(i) + " is not a bounded integer scalar; expected an expression of variables");
+    const int64_t b = (*a)[2 * i], e = (*a)[2 * i + 1];
+    if (b < 0 || b > e || b + o.vmin() < 0 || e + o.vmax() > (*in)[i])
+      fail(Ops::SHRINK, "window [" + std::to_string(b) + ", " + std::to_string(e) + ") at offset " + std::to_string(static_cast<int64_t>(o.vmin())) +
+                            ".." + std::to_string(static_cast<int64_t>(o.vmax())) + " leaves axis " + std::to_string(i) + " of size " +
+                            std::to_string((*in)[i]) + " for some value of the offset");
+    out[i] = e - b;
+  }
+  return true;
+}
+
 // The tensor shape of a new node, or false when it has none. Validates movement args against the source shape.
 bool derive_shape(Ops op, const std::vector<UOp>& src, const Arg& arg, IntTuple& out) {
   const IntTuple* in = src.empty() ? nullptr : src[0].shape();
   switch (op) {
     case Ops::CONST: out = {}; return true;
-    case Ops::PARAM:  // a buffer parameter: [vmin, vmax] are its valid element indices
+    case Ops::PARAM:  // a buffer parameter: [vmin, vmax] are its valid element indices; a variable is a scalar
       if (const ParamArg* p = std::get_if<ParamArg>(&arg); p && p->addrspace == AddrSpace::GLOBAL) { out = {p->vmax + 1}; return true; }
+      if (const ParamArg* p = std::get_if<ParamArg>(&arg); p && p->addrspace == AddrSpace::ALU) { out = {}; return true; }
       return false;
     case Ops::BUFFER:
       if (const int64_t* n = std::get_if<int64_t>(&arg)) {
@@ -323,7 +346,7 @@ bool derive_shape(Ops op, const std::vector<UOp>& src, const Arg& arg, IntTuple&
     return true;
   }
   if (!group::Movement.contains(op) && op != Ops::REDUCE) return false;
-  if (op == Ops::SHRINK && src.size() != 1) return false;  // a kernel's vector address, not a tensor movement
+  if (op == Ops::SHRINK && src.size() != 1) return symbolic_shrink_shape(src, arg, out);
   if (op == Ops::REDUCE) {
     const ReduceArg& r = expect_arg<ReduceArg>(op, arg, "a ReduceArg");
     if (!group::Reduce.contains(r.op)) fail(op, std::string(op_name(r.op)) + " is not a reduce op; expected ADD, MUL or MAX");
@@ -558,6 +581,25 @@ UOp UOp::invalid() { return make(Ops::CONST, dtypes::bool_, {}, Invalid{}); }
 
 UOp UOp::variable(std::string name, int64_t vmin, int64_t vmax, DType dtype) {
   return make(Ops::PARAM, dtype, {}, ParamArg{-1, AddrSpace::ALU, std::move(name), vmin, vmax});
+}
+
+UOp UOp::bind(int64_t value) const {
+  const ParamArg* p = node_ ? std::get_if<ParamArg>(&arg()) : nullptr;
+  if (!p || op() != Ops::PARAM || p->addrspace != AddrSpace::ALU)
+    throw std::invalid_argument("bind: expected a variable (UOp::variable), got " + (node_ ? to_string() : std::string("a null UOp")));
+  if (value < p->vmin || value > p->vmax)
+    throw std::invalid_argument("bind: " + std::to_string(value) + " is outside the bounds [" + std::to_string(p->vmin) + ", " +
+                                std::to_string(p->vmax) + "] of variable '" + p->name + "'");
+  return make(Ops::AFTER, dtype(), {*this, make(Ops::STORE, dtypes::void_, {*this, const_like(value)})});
+}
+
+bool UOp::is_bound_variable() const {
+  if (!node_ || op() != Ops::AFTER || src().size() != 2) return false;
+  const UOp& var = src(0);
+  const UOp& store = src(1);
+  const ParamArg* p = std::get_if<ParamArg>(&var.arg());
+  return var.op() == Ops::PARAM && p && p->addrspace == AddrSpace::ALU && store.op() == Ops::STORE && store.src().size() == 2 &&
+         store.src(0) == var && store.src(1).op() == Ops::CONST;
 }
 
 UOp UOp::range(UOp end, int64_t axis, AxisType type) {

@@ -45,6 +45,11 @@ class UOp {
   static UOp const_(DType dtype, ConstValue value);  // value converted to dtype (wrapped or rounded)
   static UOp invalid();                              // the bool CONST Invalid
   static UOp variable(std::string name, int64_t vmin, int64_t vmax, DType dtype = dtypes::weakint);
+  // A variable bound to a value for one realize (tinygrad's bind): AFTER(var, STORE(var, CONST value)). Kernels take
+  // the variable; the value travels with the schedule, so one compiled kernel serves every value. Throws
+  // std::invalid_argument for a non-variable or a value outside the variable's bounds.
+  UOp bind(int64_t value) const;
+  bool is_bound_variable() const;  // AFTER(var, STORE(var, CONST)); src(0) is the variable, src(1).src(1) the value
   static UOp range(UOp end, int64_t axis, AxisType type = AxisType::LOOP);
   static UOp range(int64_t end, int64_t axis, AxisType type = AxisType::LOOP, DType dtype = dtypes::weakint);
   static UOp sink(std::vector<UOp> src);

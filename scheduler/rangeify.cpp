@@ -316,9 +316,12 @@ class Rangeifier {
       case Ops::EXPAND:
         for (size_t i = 0; i < in.size(); i++) r[i] = in[i] == out[i] ? idx[i] : wconst(0);
         return r;
-      case Ops::SHRINK: {
+      case Ops::SHRINK: {  // with symbolic offsets (Tensor::narrow) as sources 1..n: index + begin + offset
         const IntTuple& a = node.arg_as<IntTuple>();
-        for (size_t i = 0; i < in.size(); i++) r[i] = a[2 * i] ? idx[i] + a[2 * i] : idx[i];
+        for (size_t i = 0; i < in.size(); i++) {
+          r[i] = a[2 * i] ? idx[i] + a[2 * i] : idx[i];
+          if (node.src().size() > 1 && !node.src(i + 1).is_const_value(0)) r[i] = r[i] + node.src(i + 1);
+        }
         return r;
       }
       case Ops::FLIP: {
@@ -365,6 +368,7 @@ class Rangeifier {
     if (is_storage(node)) return load(node, idx[0], valid, producer == kNoOverride ? -1 : producer);
     Ops op = node.op();
     if (op == Ops::CONST) return node;
+    if (op == Ops::PARAM && node.arg_as<ParamArg>().addrspace == AddrSpace::ALU) return node;  // a variable: a kernel scalar
     if (group::Elementwise.contains(op)) {
       std::vector<UOp> src;
       for (const UOp& s : node.src()) src.push_back(lower(s, idx, valid, producer));

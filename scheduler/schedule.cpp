@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -80,6 +81,7 @@ UOp substitute(const UOp& root, std::unordered_map<const UOpNode*, UOp>& map) {
 // Storage leaves in order of first appearance, and the outputs with each one replaced by a placeholder PARAM.
 struct Normalized {
   std::vector<UOp> storages;
+  std::unordered_map<const UOpNode*, UOp> bound;  // variable -> its bound node (AFTER(var, STORE(var, value)))
   ContentKey key;
 };
 
@@ -95,6 +97,15 @@ Normalized normalize_key(const std::vector<UOp>& outputs) {
   std::vector<UOp> order = UOp::sink(outputs).toposort();
   for (const UOp& u : order) {
     ContentKey& k = keys.get(u.get());
+    if (u.is_bound_variable()) {  // keyed as the variable: a schedule serves every value (tinygrad's var_vals)
+      k = u.src(0).key();
+      auto [it, fresh] = n.bound.emplace(u.src(0).get(), u);
+      if (!fresh && !(it->second == u))
+        throw std::invalid_argument("schedule: variable '" + u.src(0).arg_as<ParamArg>().name + "' is bound to " +
+                                    std::to_string(std::get<int64_t>(it->second.src(1).src(1).const_value())) + " and to " +
+                                    std::to_string(std::get<int64_t>(u.src(1).src(1).const_value())) + " in one schedule; expected one value");
+      continue;
+    }
     if (is_storage(u)) {
       k = placeholder(u, static_cast<int64_t>(n.storages.size())).key();
       n.storages.push_back(u);
@@ -117,10 +128,13 @@ Normalized normalize_key(const std::vector<UOp>& outputs) {
   return n;
 }
 
-// The outputs with every storage leaf replaced by its placeholder: what a cache miss schedules.
-std::vector<UOp> normalized_outputs(const std::vector<UOp>& outputs, const std::vector<UOp>& storages) {
+// The outputs with every storage leaf replaced by its placeholder and every bound variable by the variable: what a
+// cache miss schedules.
+std::vector<UOp> normalized_outputs(const std::vector<UOp>& outputs, const Normalized& n) {
+  const std::vector<UOp>& storages = n.storages;
   std::unordered_map<const UOpNode*, UOp> map;
   for (size_t i = 0; i < storages.size(); i++) map[storages[i].get()] = placeholder(storages[i], static_cast<int64_t>(i));
+  for (const auto& [var, bound] : n.bound) map[bound.get()] = bound.src(0);
   return substitute(UOp::sink(outputs), map).src();
 }
 
@@ -131,6 +145,11 @@ CachedSchedule build(const std::vector<UOp>& outputs) {
   for (int k : order) {
     std::vector<UOp> src{g.kernels[k].body};
     src.insert(src.end(), g.kernels[k].args.begin(), g.kernels[k].args.end());
+    // The variables the kernel takes follow its buffers, by name (ProgramInfo::vars' order); resolve() binds them.
+    std::map<std::string, UOp> vars;
+    for (const UOp& u : g.kernels[k].body.toposort())
+      if (u.op() == Ops::PARAM && u.arg_as<ParamArg>().addrspace == AddrSpace::ALU) vars.emplace(u.arg_as<ParamArg>().name, u);
+    for (auto& [name, var] : vars) src.push_back(var);
     calls.push_back(UOp::make(Ops::CALL, dtypes::void_, std::move(src)));
   }
   UOp linear = UOp::make(Ops::LINEAR, dtypes::void_, std::move(calls));
@@ -155,7 +174,8 @@ ScheduleResult resolve(const CachedSchedule& c, const Normalized& n, const std::
   std::vector<UOp> nodes = c.output_views;  // kernel bodies have PARAMs of their own: only args are visited
   for (const UOp& call : c.linear.src()) nodes.insert(nodes.end(), call.src().begin() + 1, call.src().end());
   for (const UOp& u : UOp::sink(nodes).toposort()) {
-    if (u.op() == Ops::PARAM && is_storage(u)) map[u.get()] = n.storages.at(std::get<ParamArg>(u.arg()).slot);
+    if (auto b = n.bound.find(u.get()); b != n.bound.end()) map[u.get()] = b->second;  // a variable: its value now
+    else if (u.op() == Ops::PARAM && is_storage(u)) map[u.get()] = n.storages.at(std::get<ParamArg>(u.arg()).slot);
     else if (is_storage(u)) map[u.get()] = new_buffer(u.dtype(), storage_count(u), device_of(u));
   }
   ScheduleResult r;
@@ -206,7 +226,7 @@ ScheduleResult schedule(const std::vector<UOp>& outputs) {
       if (auto it = cache().entries.find(n.key); it != cache().entries.end()) hit = &it->second;
   }
   if (!hit) {
-    built = build(normalized_outputs(outputs, n.storages));
+    built = build(normalized_outputs(outputs, n));
     std::lock_guard lock(cache().mu);
     if (cache().enabled) hit = &cache().entries.emplace(n.key, std::move(built)).first->second;
     else hit = &built;

@@ -113,8 +113,8 @@ class PtxRenderer {
       if (u.op() == Ops::PARAM) {
         const ParamArg& p = u.arg_as<ParamArg>();
         if (p.addrspace == AddrSpace::LOCAL) locals.emplace(p.slot, u);
-        else if (p.addrspace != AddrSpace::GLOBAL) fail("only global and local buffers can be rendered", u);
-        else params.emplace(p.slot, u);
+        else if (p.addrspace == AddrSpace::GLOBAL) params.emplace(p.slot, u);
+        else if (p.addrspace != AddrSpace::ALU) fail("only global and local buffers and variables can be rendered", u);
       }
     }
     // Local buffers: one .shared array each, addressed like a global buffer through its base in the shared window.
@@ -133,6 +133,20 @@ class PtxRenderer {
       entry_.push_back("cvta.to.global.u64 " + base + ", " + raw);
       names_[p.get()] = base;
     }
+    // Variables: 64-bit scalar parameters after the buffers, in ProgramInfo::vars' order.
+    std::vector<UOp> variables = kernel_variables(k_.sink);
+    for (size_t i = 0; i < variables.size(); i++) {
+      const Kind k = kind_of(variables[i].dtype(), variables[i]);
+      std::string wide = reg(Kind::B64);
+      entry_.push_back("ld.param.s64 " + wide + ", [var" + std::to_string(i) + "]");
+      if (k == Kind::B64) {
+        names_[variables[i].get()] = wide;
+      } else {  // a 32-bit (or narrower) variable: its low word
+        std::string r = reg(k);
+        entry_.push_back("cvt.u32.u64 " + r + ", " + wide);
+        names_[variables[i].get()] = r;
+      }
+    }
     std::vector<Statement> statements = linearize(k_.sink);
     plan_vector_loads(statements);
     for (const Statement& s : statements) statement(s);
@@ -141,7 +155,8 @@ class PtxRenderer {
     out += std::string(".version ") + kPtxVersion + "\n.target " + t_.arch + "\n.address_size 64\n\n";
     out += ".visible .entry " + name + "(";
     for (int64_t i = 0; i < slots; i++) out += std::string(i ? "," : "") + "\n\t.param .u64 data" + std::to_string(i);
-    out += slots ? "\n)\n" : ")\n";
+    for (size_t i = 0; i < variables.size(); i++) out += std::string(i || slots ? "," : "") + "\n\t.param .s64 var" + std::to_string(i);
+    out += slots || !variables.empty() ? "\n)\n" : ")\n";
     out += ".maxntid " + std::to_string(k_.local_size[0]) + ", " + std::to_string(k_.local_size[1]) + ", " +
            std::to_string(k_.local_size[2]) + "\n{\n";
     static const char* kDecl[] = {".pred", ".b16", ".b32", ".b64", ".f32", ".f64"};
