@@ -126,6 +126,7 @@ void MockNvGpu::run() {
     if (pending) {
       ScanResult r;
       try {
+        std::lock_guard execution(driver_.execution_mutex());  // no channel or memory is freed while they run
         r = scan_channels();
       } catch (...) {
         // driver_.channels() failed (out of memory): retry on the next doorbell.

@@ -66,7 +66,8 @@ class MockNvGpu {
   MockNvGpu& operator=(const MockNvGpu&) = delete;
 
   std::vector<std::string> faults() const;
-  // Called on the GPU thread with each new fault's message; exceptions it throws are swallowed.
+  // Called on the GPU thread with each new fault's message; exceptions it throws are swallowed. It runs while the GPU
+  // holds the driver's execution_mutex(), so it must not free driver objects.
   void set_fault_callback(std::function<void(const std::string&)> callback);
   bool channel_faulted(uint32_t work_submit_token) const;
   MockNvGpuStats stats() const;

@@ -7,6 +7,9 @@
 // For the emulated GPU (command processor, SMs) it exposes the GPU address space (gpu_memory()), the GPFIFO channels
 // (channels(), channel_by_token()) and the doorbell (see mock_rm_usermode.h for why it is polled, not a callback).
 // All driver calls are serialised by one mutex; gpu_memory() and the doorbell calls are safe from any thread.
+// RM stops a channel before it frees what the channel uses: here the GPU holds execution_mutex() while it runs
+// channels, and the calls that free memory or channels (RM_FREE, closing a control fd) take it first, so the GPU
+// never reads memory freed under it. Order: execution_mutex(), then the driver's mutex.
 
 #include <chrono>
 #include <cstdint>
@@ -49,6 +52,7 @@ class MockNvDriver final : public kernel_interface::SyscallSeam {
 
   // For the emulated GPU.
   GpuMemory& gpu_memory() { return gpu_memory_; }
+  std::mutex& execution_mutex() { return execution_mutex_; }
   std::vector<MockChannel> channels() const;
   std::optional<MockChannel> channel_by_token(std::uint32_t token) const;
   std::uint32_t* doorbell_register();
@@ -73,6 +77,7 @@ class MockNvDriver final : public kernel_interface::SyscallSeam {
   int rm_escape(int fd, OpenFile& file, unsigned long request, void* arg);
 
   MockGpuConfig config_;
+  std::mutex execution_mutex_;
   mutable std::mutex mutex_;
   GpuMemory gpu_memory_;
   MockRm rm_;
