@@ -45,6 +45,7 @@ class MockNvDriver final : public kernel_interface::SyscallSeam {
   void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset, int* error) override;
   int munmap(void* addr, std::size_t length) override;
   int close(int fd) override;
+  bool emulated() const override { return true; }
 
   const MockGpuConfig& config() const { return config_; }
   // The text of /proc/driver/nvidia/version.
