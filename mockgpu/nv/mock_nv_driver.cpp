@@ -224,6 +224,12 @@ std::optional<std::uint32_t> MockNvDriver::wait_doorbell(std::chrono::nanosecond
   return rm_.usermode().wait_doorbell(timeout);
 }
 
+void MockNvDriver::record_mmu_fault(NvHandle client, NvHandle channel,
+                                    const NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY& fault) {
+  std::lock_guard lock(mutex_);
+  rm_.record_mmu_fault(client, channel, fault);
+}
+
 std::size_t MockNvDriver::rm_object_count() const {
   std::lock_guard lock(mutex_);
   return rm_.object_count();

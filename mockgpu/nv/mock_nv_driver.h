@@ -59,6 +59,9 @@ class MockNvDriver final : public kernel_interface::SyscallSeam {
   std::uint32_t* doorbell_register();
   std::optional<std::uint32_t> take_doorbell();
   std::optional<std::uint32_t> wait_doorbell(std::chrono::nanoseconds timeout);
+  // An SM's MMU fault on a channel, for RM to record (MockRm::record_mmu_fault).
+  void record_mmu_fault(NvHandle client, NvHandle channel,
+                        const kernel_interface::nvidia::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY& fault);
 
   // For tests.
   std::size_t rm_object_count() const;

@@ -267,7 +267,7 @@ TEST(NvDevice, AKernelReadingUnmappedMemoryFaultsNamingTheAddress) {
   } catch (const std::runtime_error& e) {
     std::string m = e.what();
     EXPECT_NE(m.find("the device faulted"), std::string::npos) << m;
-    EXPECT_NE(m.find("channel error notifier status 0xffff, error 13"), std::string::npos) << "read from the notifier memory: " << m;
+    EXPECT_NE(m.find("channel error notifier status 0xffff, error 31"), std::string::npos) << "read from the notifier memory: " << m;
     EXPECT_NE(m.find("0xdead0000"), std::string::npos) << m;
   }
   EXPECT_LT(monotonic_ns() - t0, int64_t{10'000'000'000}) << "the fault ended the wait, not the timeout";
