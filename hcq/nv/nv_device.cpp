@@ -16,6 +16,7 @@
 #include "hcq/nv/nv_commands.h"
 #include "hcq/nv/qmd.h"
 #include "hcq/wait_primitives.h"
+#include "kernel-interface/nvidia/mmu_fault_info.h"
 #include "mockgpu/nv/mock_gpu.h"
 #include "mockgpu/nv/mock_nv_driver.h"
 
@@ -180,8 +181,6 @@ void NvDevice::release_storage(const Storage& storage) {
 }
 void NvDevice::free(const NvMemory& memory) { session_->free(memory); }
 
-std::vector<std::string> NvDevice::faults() const { return emulated_ ? emulated_->gpu.faults() : std::vector<std::string>{}; }
-
 std::string NvDevice::fault_report() const {
   // NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR is entry 0 of the error notifier; NvNotification (nvos.h) has its
   // 16-bit status at +14 and info32 (the robust-channel error, the Xid) at +8. The emulated driver writes it as RM
@@ -189,15 +188,25 @@ std::string NvDevice::fault_report() const {
   const uint8_t* n = session_->error_notifier();
   const uint16_t status = std::atomic_ref<const uint16_t>(*reinterpret_cast<const uint16_t*>(n + 14)).load(std::memory_order_acquire);
   if (status == 0) return "";
+  std::lock_guard lock(fault_mutex_);
+  if (!first_fault_.empty()) return first_fault_;
   uint32_t info;
   std::memcpy(&info, n + 8, 4);
   char head[96];
   std::snprintf(head, sizeof head, "channel error notifier status 0x%x, error %u (Xid)", status, info);
   std::string report = head;
-  if (emulated_) {
-    std::vector<std::string> f = emulated_->gpu.faults();
-    if (!f.empty()) report += ": " + f.front();
+  // RM records the address of an SM's MMU fault (a kernel's access) for the compute object's debugger; the host's
+  // and the copy engine's faults leave theirs in the kernel log only. RM may write the notifier before it records
+  // the fault, so a report without an address is not kept: the next look reads the debugger again.
+  try {
+    const auto mmu_faults = session_->mmu_faults();
+    for (const auto& fault : mmu_faults) report += "; " + kernel_interface::nvidia::describe_mmu_fault(fault);
+    if (mmu_faults.empty())
+      return report + "; RM recorded no MMU fault of a kernel (a host or copy-engine fault's address is in the kernel log)";
+  } catch (const std::exception& e) {
+    report += "; no faulting address: " + std::string(e.what());
   }
+  first_fault_ = report;
   return report;
 }
 

@@ -11,6 +11,7 @@
 // a second timestamp at +24 (written by a timestamp command: a release always writes its payload first, here at +16).
 //
 // MOCKGPU=1 (NvDevice::open(true)) runs the same code on the emulated driver and GPU of mockgpu/nv in this process.
+// Faults are read only as the hardware reports them: the channels' error notifier and RM's debugger object.
 #pragma once
 #include <array>
 #include <deque>
@@ -98,10 +99,10 @@ class NvDevice final : public Device {
   std::shared_ptr<BoundQueue> bind(const HWQueue& queue) override;
   void submit_bound(std::shared_ptr<const BoundQueue> queue) override;
 
-  // Faults the emulated GPU reported (empty on hardware, where a fault shows in the channel's error notifier).
-  std::vector<std::string> faults() const;
-  // The first fault as one line ("" when none): the emulated GPU's message, or on hardware the channels' error
-  // notifiers (NvNotification status, as RM writes it on a channel error).
+  // The first fault as one line ("" while there is none), as the hardware reports it: the channels' error notifier
+  // (NvNotification status and the Xid, as RM writes them on a channel error), then the MMU faults RM's debugger
+  // object recorded for the compute context, each naming the faulting address. Cheap until a fault: every wait on
+  // the device's signals polls it.
   std::string fault_report() const;
 
   struct ChannelState;  // defined in nv_device.cpp
@@ -135,6 +136,8 @@ class NvDevice final : public Device {
   std::mutex submit_mutex_;
   std::mutex storage_mutex_;
   std::unordered_map<uint64_t, NvMemory> storage_;  // by handle
+  mutable std::mutex fault_mutex_;
+  mutable std::string first_fault_;  // the report, once a fault was seen (a faulted channel stays faulted)
 };
 
 }  // namespace doorbell::nv

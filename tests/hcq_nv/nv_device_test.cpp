@@ -1,8 +1,9 @@
 // The NV HCQ device (hcq/nv/nv_device.h) on the emulated driver and GPU (mockgpu/nv): the same bring-up, packets,
 // QMDs and doorbell writes a real H200 gets, executed by the mock's command processor and PTX SM. The HCQ contract
 // (signal, wait, a wait the host satisfies later, timestamps bracketing a kernel, 1000 kernels, copies, bind and a
-// patched resubmit, values near 2^31 and 2^32, a timeout naming the signal, a fault naming the address) and kernels
-// rendered by the PTX renderer checked against the CPU.
+// patched resubmit, values near 2^31 and 2^32, a timeout naming the signal, a fault naming the address as the
+// hardware reports it: error notifier and debugger object) and kernels rendered by the PTX renderer checked against
+// the CPU.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -267,13 +268,35 @@ TEST(NvDevice, AKernelReadingUnmappedMemoryFaultsNamingTheAddress) {
   } catch (const std::runtime_error& e) {
     std::string m = e.what();
     EXPECT_NE(m.find("the device faulted"), std::string::npos) << m;
-    EXPECT_NE(m.find("channel error notifier status 0xffff, error 31"), std::string::npos) << "read from the notifier memory: " << m;
-    EXPECT_NE(m.find("0xdead0000"), std::string::npos) << m;
+    EXPECT_NE(m.find("channel error notifier status 0xffff, error 31 (Xid)"), std::string::npos) << "read from the notifier memory: " << m;
+    EXPECT_NE(m.find("MMU fault at 0xdead0000 (fault_invalidPte, VIRT_READ)"), std::string::npos) << "read from the debugger object: " << m;
   }
   EXPECT_LT(monotonic_ns() - t0, int64_t{10'000'000'000}) << "the fault ended the wait, not the timeout";
-  std::vector<std::string> faults = d->faults();
-  ASSERT_FALSE(faults.empty());
-  EXPECT_NE(faults[0].find("0xdead0000"), std::string::npos) << faults[0];
+  EXPECT_NE(d->fault_report().find("MMU fault at 0xdead0000"), std::string::npos) << d->fault_report();
+  EXPECT_EQ(d->session().mmu_faults().size(), 1u) << "the debugger object's answer, which the report was built from";
+}
+
+// The copy engine's faults leave their address in the kernel log only (RM records a GPC's fault for the debugger):
+// the report says the device faulted, from the notifier, and claims no address.
+TEST(NvDevice, ACopyFromUnmappedMemoryFaultsThroughTheNotifierWithoutAnAddress) {
+  std::unique_ptr<NvDevice> d = NvDevice::open(true);
+  NvMemory out = d->alloc(256);
+  Signal& done = d->new_signal("after copy fault");
+  HWQueue().copy(reinterpret_cast<void*>(out.va), reinterpret_cast<const void*>(0x7400000000ull), 256).signal(done, 1).submit(*d);
+  try {
+    done.wait(1, std::chrono::milliseconds(20000));
+    ADD_FAILURE() << "the wait passed";
+  } catch (const std::runtime_error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("the device faulted: channel error notifier status 0xffff, error 13 (Xid)"), std::string::npos) << m;
+    EXPECT_NE(m.find("RM recorded no MMU fault of a kernel"), std::string::npos) << m;
+    EXPECT_EQ(m.find("MMU fault at"), std::string::npos) << m;
+  }
+}
+
+TEST(NvDevice, WithoutAFaultTheReportIsEmpty) {
+  EXPECT_EQ(device().fault_report(), "");
+  EXPECT_TRUE(device().session().mmu_faults().empty());
 }
 
 }  // namespace
@@ -313,7 +336,7 @@ TEST(NvDeviceAmpere, FallsBackToTheAmpereClassesAndRunsAKernelWithQmdV03) {
   HWQueue().copy(reinterpret_cast<void*>(copy.va), reinterpret_cast<const void*>(out.va), 3000 * 4).signal(done, 2).submit(*d);
   done.wait(2);
   EXPECT_EQ(std::memcmp(copy.cpu, out.cpu, 3000 * 4), 0);
-  EXPECT_TRUE(d->faults().empty());
+  EXPECT_EQ(d->fault_report(), "");
 }
 
 TEST(NvDeviceAmpere, AGpuWithoutAnyClassWeDriveIsAnErrorListingItsClasses) {
