@@ -14,11 +14,8 @@ Device& device(const std::string& name) {
     return *cpu;
   }
   if (name == "NV") {
-    // MOCKGPU=1: the emulated driver and GPU of mockgpu/nv run the same packets in this process.
-    static nv::NvDevice* nv = [] {
-      const char* mock = std::getenv("MOCKGPU");
-      return nv::NvDevice::open(mock != nullptr && std::string(mock) == "1").release();  // lives until exit
-    }();
+    // On the "nvidia" driver's seam: the kernel's, or with MOCKGPU=1 the emulator the program installed.
+    static nv::NvDevice* nv = nv::NvDevice::open().release();  // lives until exit
     return *nv;
   }
   throw std::invalid_argument("device: no device named '" + name + "'; expected CPU or NV (AMD arrives with its issue)");

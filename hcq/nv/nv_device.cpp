@@ -16,9 +16,8 @@
 #include "hcq/nv/nv_commands.h"
 #include "hcq/nv/qmd.h"
 #include "hcq/wait_primitives.h"
+#include "kernel-interface/driver_seams.h"
 #include "kernel-interface/nvidia/mmu_fault_info.h"
-#include "mockgpu/nv/mock_gpu.h"
-#include "mockgpu/nv/mock_nv_driver.h"
 
 namespace doorbell::nv {
 namespace {
@@ -78,12 +77,6 @@ UploadRing::Piece UploadRing::take(uint64_t bytes, uint64_t align, Wait&& wait) 
   return {memory_.cpu + pos % size, memory_.va + pos % size};
 }
 
-struct NvDevice::Emulated {
-  explicit Emulated(const mockgpu::nv::MockGpuConfig& config) : driver(config) {}
-  mockgpu::nv::MockNvDriver driver;
-  mockgpu::nv::MockNvGpu gpu{driver};
-};
-
 struct NvDevice::ChannelState {
   NvChannel* channel = nullptr;
   std::string name;                 // "compute" or "copy"
@@ -94,23 +87,16 @@ struct NvDevice::ChannelState {
   uint32_t put = 0;                 // next GPFIFO entry
 };
 
-std::unique_ptr<NvDevice> NvDevice::open_emulated(const mockgpu::nv::MockGpuConfig& config) {
-  return std::unique_ptr<NvDevice>(new NvDevice(std::make_unique<Emulated>(config), nullptr));
+std::unique_ptr<NvDevice> NvDevice::open() { return open(kernel_interface::open_driver_seam("nvidia")); }
+
+std::unique_ptr<NvDevice> NvDevice::open(std::unique_ptr<kernel_interface::SyscallSeam> seam) {
+  if (seam == nullptr) throw std::invalid_argument("NV: open of a null seam; expected a driver's seam (kernel-interface/driver_seams.h)");
+  return std::unique_ptr<NvDevice>(new NvDevice(std::move(seam)));
 }
 
-std::unique_ptr<NvDevice> NvDevice::open(bool emulated) {
-  if (emulated) return open_emulated(mockgpu::nv::MockGpuConfig{});
-  return std::unique_ptr<NvDevice>(new NvDevice(nullptr, nullptr));
-}
-
-NvDevice::NvDevice(std::unique_ptr<Emulated> emulated, kernel_interface::SyscallSeam* seam)
-    : Device("NV", /*host_signals=*/false), emulated_(std::move(emulated)) {
-  if (emulated_) seam = &emulated_->driver;
-  if (seam == nullptr) {
-    linux_ = std::make_unique<kernel_interface::LinuxSyscalls>();
-    seam = linux_.get();
-  }
-  session_ = std::make_unique<NvSession>(*seam);
+NvDevice::NvDevice(std::unique_ptr<kernel_interface::SyscallSeam> seam)
+    : Device("NV", /*host_signals=*/false), seam_(std::move(seam)) {
+  session_ = std::make_unique<NvSession>(*seam_);
   signal_pool_ = session_->alloc(kSignalPoolBytes, /*system_memory=*/true);
   kernarg_memory_ = session_->alloc(kKernargRingBytes, true);
   kernargs_.emplace(kernarg_memory_, "kernel argument ring");
