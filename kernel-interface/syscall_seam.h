@@ -1,6 +1,7 @@
 #pragma once
 // The one place where kernel-interface code makes system calls. Every NVIDIA RM/UVM call takes a SyscallSeam& so a
-// test can put an emulated driver (mockgpu/nv/mock_nv_driver.h) where the kernel would be.
+// test can put an emulated driver (mockgpu/nv/mock_nv_driver.h) where the kernel would be; driver_seams.h hands a
+// device the seam of its driver: the kernel's, or under MOCKGPU=1 the emulator the program installed.
 
 #include <sys/types.h>
 
@@ -26,6 +27,9 @@ class SyscallSeam {
   // 0, or -errno.
   virtual int munmap(void* addr, std::size_t length) = 0;
   virtual int close(int fd) = 0;
+
+  // True for an emulated driver (mockgpu): its "video memory" is host memory and its GPU runs in this process.
+  virtual bool emulated() const { return false; }
 };
 
 // Forwards every call to the running kernel.

@@ -297,7 +297,7 @@ int run_device_check(const std::string& dev, std::FILE* out) {
   contract(d, c);
   conformance("NV", c);
   latency(d, c);
-  for (const std::string& f : d.faults()) std::fprintf(out, "device fault: %s\n", f.c_str());
+  if (const std::string fault = d.fault_report(); !fault.empty()) std::fprintf(out, "device fault: %s\n", fault.c_str());
   std::fprintf(out, "check: %s\n", c.failed ? (std::to_string(c.failed) + " failed").c_str() : "every check passed");
   return c.failed ? 1 : 0;
 }

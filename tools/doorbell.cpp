@@ -8,6 +8,7 @@
 
 #include "kernel-interface/device_probe.h"
 #include "kernel-interface/device_summary.h"
+#include "mockgpu/install.h"
 #include "tools/bench_suite.h"
 #include "tools/device_check.h"
 #include "tools/workload.h"
@@ -90,6 +91,7 @@ int run(std::string_view command) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  doorbell::mockgpu::install();  // MOCKGPU=1 runs the NV device on the emulated driver and GPU in this process
   if (argc >= 2 && std::string_view(argv[1]) == "bench") {
     try {
       return bench_command(argc, argv);

@@ -15,8 +15,8 @@
 #include "hcq/nv/nv_commands.h"
 #include "hcq/nv/qmd.h"
 #include "hcq/wait_primitives.h"
-#include "mockgpu/nv/mock_gpu.h"
-#include "mockgpu/nv/mock_nv_driver.h"
+#include "kernel-interface/driver_seams.h"
+#include "kernel-interface/nvidia/mmu_fault_info.h"
 
 namespace doorbell::nv {
 namespace {
@@ -57,12 +57,6 @@ UploadRing::Piece UploadRing::take(uint64_t bytes, uint64_t align, Wait&& wait) 
   return {memory_.cpu + pos % size, memory_.va + pos % size};
 }
 
-struct NvDevice::Emulated {
-  explicit Emulated(const mockgpu::nv::MockGpuConfig& config) : driver(config) {}
-  mockgpu::nv::MockNvDriver driver;
-  mockgpu::nv::MockNvGpu gpu{driver};
-};
-
 struct NvDevice::ChannelState {
   NvChannel* channel = nullptr;
   std::string name;                 // "compute" or "copy"
@@ -73,26 +67,19 @@ struct NvDevice::ChannelState {
   uint32_t put = 0;                 // next GPFIFO entry
 };
 
-std::unique_ptr<NvDevice> NvDevice::open_emulated(const mockgpu::nv::MockGpuConfig& config) {
-  return std::unique_ptr<NvDevice>(new NvDevice(std::make_unique<Emulated>(config), nullptr, 0));
+std::unique_ptr<NvDevice> NvDevice::open(int gpu_index) { return open(kernel_interface::open_driver_seam("nvidia"), gpu_index); }
+
+std::unique_ptr<NvDevice> NvDevice::open(std::unique_ptr<kernel_interface::SyscallSeam> seam, int gpu_index) {
+  if (seam == nullptr) throw std::invalid_argument("NV: open of a null seam; expected a driver's seam (kernel-interface/driver_seams.h)");
+  return std::unique_ptr<NvDevice>(new NvDevice(std::move(seam), gpu_index));
 }
 
-std::unique_ptr<NvDevice> NvDevice::open(bool emulated, int gpu_index) {
-  if (emulated) return std::unique_ptr<NvDevice>(new NvDevice(std::make_unique<Emulated>(mockgpu::nv::MockGpuConfig{}), nullptr, gpu_index));
-  return std::unique_ptr<NvDevice>(new NvDevice(nullptr, nullptr, gpu_index));
-}
-
-NvDevice::NvDevice(std::unique_ptr<Emulated> emulated, kernel_interface::SyscallSeam* seam, int gpu_index)
-    : Device(gpu_index == 0 ? std::string("NV") : "NV:" + std::to_string(gpu_index), /*host_signals=*/false), emulated_(std::move(emulated)) {
-  if (emulated_) seam = &emulated_->driver;
-  if (seam == nullptr) {
-    linux_ = std::make_unique<kernel_interface::LinuxSyscalls>();
-    seam = linux_.get();
-  }
-  session_ = std::make_unique<NvSession>(*seam, gpu_index);
+NvDevice::NvDevice(std::unique_ptr<kernel_interface::SyscallSeam> seam, int gpu_index)
+    : Device(gpu_index == 0 ? std::string("NV") : "NV:" + std::to_string(gpu_index), /*host_signals=*/false), seam_(std::move(seam)) {
+  session_ = std::make_unique<NvSession>(*seam_, gpu_index);
   // ptxas is required on hardware, which runs the cubin; the emulated GPU interprets the PTX and takes a cubin too
   // when ptxas is there (so the PROGRAM and its ProgramInfo are the ones hardware would get).
-  set_target(make_ptx_target(arch(), emulated_ ? PtxAssembly::kIfFound : PtxAssembly::kRequired));
+  set_target(make_ptx_target(arch(), emulated() ? PtxAssembly::kIfFound : PtxAssembly::kRequired));
   signal_pool_ = session_->alloc(kSignalPoolBytes, /*system_memory=*/true);
   kernarg_memory_ = session_->alloc(kKernargRingBytes, true);
   kernargs_.emplace(kernarg_memory_, "kernel argument ring");
@@ -163,8 +150,6 @@ void NvDevice::release_storage(const Storage& storage) {
 }
 void NvDevice::free(const NvMemory& memory) { session_->free(memory); }
 
-std::vector<std::string> NvDevice::faults() const { return emulated_ ? emulated_->gpu.faults() : std::vector<std::string>{}; }
-
 std::string NvDevice::fault_report() const {
   // NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR is entry 0 of the error notifier; NvNotification (nvos.h) has its
   // 16-bit status at +14 and info32 (the robust-channel error, the Xid) at +8. The emulated driver writes it as RM
@@ -172,15 +157,25 @@ std::string NvDevice::fault_report() const {
   const uint8_t* n = session_->error_notifier();
   const uint16_t status = std::atomic_ref<const uint16_t>(*reinterpret_cast<const uint16_t*>(n + 14)).load(std::memory_order_acquire);
   if (status == 0) return "";
+  std::lock_guard lock(fault_mutex_);
+  if (!first_fault_.empty()) return first_fault_;
   uint32_t info;
   std::memcpy(&info, n + 8, 4);
   char head[96];
   std::snprintf(head, sizeof head, "channel error notifier status 0x%x, error %u (Xid)", status, info);
   std::string report = head;
-  if (emulated_) {
-    std::vector<std::string> f = emulated_->gpu.faults();
-    if (!f.empty()) report += ": " + f.front();
+  // RM records the address of an SM's MMU fault (a kernel's access) for the compute object's debugger; the host's
+  // and the copy engine's faults leave theirs in the kernel log only. RM may write the notifier before it records
+  // the fault, so a report without an address is not kept: the next look reads the debugger again.
+  try {
+    const auto mmu_faults = session_->mmu_faults();
+    for (const auto& fault : mmu_faults) report += "; " + kernel_interface::nvidia::describe_mmu_fault(fault);
+    if (mmu_faults.empty())
+      return report + "; RM recorded no MMU fault of a kernel (a host or copy-engine fault's address is in the kernel log)";
+  } catch (const std::exception& e) {
+    report += "; no faulting address: " + std::string(e.what());
   }
+  first_fault_ = report;
   return report;
 }
 

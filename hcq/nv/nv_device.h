@@ -10,7 +10,9 @@
 // signal). Signals are 32-byte slots of GPU-visible host memory: value at +0, timestamp at +8 (written by a signal),
 // a second timestamp at +24 (written by a timestamp command: a release always writes its payload first, here at +16).
 //
-// MOCKGPU=1 (NvDevice::open(true)) runs the same code on the emulated driver and GPU of mockgpu/nv in this process.
+// The device runs on the seam it is opened with: open() asks kernel-interface for the "nvidia" driver's
+// (kernel-interface/driver_seams.h: the kernel's, or with MOCKGPU=1 the emulator the program installed, mockgpu/nv),
+// and reads faults only as the hardware reports them: the channels' error notifier and RM's debugger object.
 #pragma once
 #include <array>
 #include <deque>
@@ -26,10 +28,6 @@
 #include "hcq/nv/nv_program.h"
 #include "hcq/nv/nv_session.h"
 #include "ir/uop.h"
-
-namespace doorbell::mockgpu::nv {
-struct MockGpuConfig;
-}
 
 namespace doorbell::nv {
 
@@ -58,15 +56,17 @@ class UploadRing {
 
 class NvDevice final : public Device {
  public:
-  // With `emulated`, an emulated driver and GPU (mockgpu/nv) in this process; otherwise the kernel's driver.
+  // On the "nvidia" driver's seam from kernel-interface: the kernel's, or with MOCKGPU=1 the installed emulator.
   // Throws naming the step of the bring-up that failed (no driver, an unsupported driver version, ...).
   // `gpu_index`: which of the driver's GPUs (0 the first); the device is named "NV", "NV:1", ...
-  static std::unique_ptr<NvDevice> open(bool emulated, int gpu_index = 0);
-  // An emulated GPU as `config` describes it (another class list, SM version or driver version).
-  static std::unique_ptr<NvDevice> open_emulated(const mockgpu::nv::MockGpuConfig& config);
+  static std::unique_ptr<NvDevice> open(int gpu_index = 0);
+  // On `seam`, which the device owns until it is destroyed: e.g. an emulated GPU built with another MockGpuConfig
+  // (mockgpu/nv/mock_nv_seam.h).
+  static std::unique_ptr<NvDevice> open(std::unique_ptr<kernel_interface::SyscallSeam> seam, int gpu_index = 0);
   ~NvDevice() override;
 
-  bool emulated() const { return emulated_ != nullptr; }
+  // The driver is an emulator (its seam says so): video memory is host memory, the "SASS" is PTX text.
+  bool emulated() const { return seam_->emulated(); }
   // The GPU's architecture as ptxas names it ("sm_90"), from the SM version the driver reports.
   std::string arch() const;
   // The PTX target the renderer writes for it (compiler/gpu/gpu_target.h): sm_90 on Hopper, sm_80 on Ampere/Ada
@@ -89,10 +89,10 @@ class NvDevice final : public Device {
   std::shared_ptr<BoundQueue> bind(const HWQueue& queue) override;
   void submit_bound(std::shared_ptr<const BoundQueue> queue) override;
 
-  // Faults the emulated GPU reported (empty on hardware, where a fault shows in the channel's error notifier).
-  std::vector<std::string> faults() const;
-  // The first fault as one line ("" when none): the emulated GPU's message, or on hardware the channels' error
-  // notifiers (NvNotification status, as RM writes it on a channel error).
+  // The first fault as one line ("" while there is none), as the hardware reports it: the channels' error notifier
+  // (NvNotification status and the Xid, as RM writes them on a channel error), then the MMU faults RM's debugger
+  // object recorded for the compute context, each naming the faulting address. Cheap until a fault: every wait on
+  // the device's signals polls it.
   std::string fault_report() const;
 
   struct ChannelState;  // defined in nv_device.cpp
@@ -105,8 +105,7 @@ class NvDevice final : public Device {
   std::shared_ptr<const LoadedProgram> load(const UOp& program) override;
 
  private:
-  struct Emulated;
-  NvDevice(std::unique_ptr<Emulated> emulated, kernel_interface::SyscallSeam* seam, int gpu_index);
+  NvDevice(std::unique_ptr<kernel_interface::SyscallSeam> seam, int gpu_index);
 
   ChannelState& channel_for(std::span<const Command> commands);
   // Appends the queue's methods to `words`; kernel arguments and QMDs go to `take_kernargs`.
@@ -122,8 +121,7 @@ class NvDevice final : public Device {
   void kick(ChannelState& ch, const std::vector<uint32_t>& words, const NvMemory* bound_pushbuffer = nullptr,
             uint32_t bound_words = 0);
 
-  std::unique_ptr<Emulated> emulated_;  // destroyed after the session: the emulated driver outlives it
-  std::unique_ptr<kernel_interface::SyscallSeam> linux_;
+  std::unique_ptr<kernel_interface::SyscallSeam> seam_;  // destroyed after the session, which closes its fds on it
   std::unique_ptr<NvSession> session_;
   NvMemory signal_pool_{}, kernarg_memory_{};
   std::optional<UploadRing> kernargs_;
@@ -132,6 +130,8 @@ class NvDevice final : public Device {
   std::mutex submit_mutex_;
   std::mutex storage_mutex_;
   std::unordered_map<uint64_t, NvMemory> storage_;  // by handle
+  mutable std::mutex fault_mutex_;
+  mutable std::string first_fault_;  // the report, once a fault was seen (a faulted channel stays faulted)
 };
 
 }  // namespace doorbell::nv

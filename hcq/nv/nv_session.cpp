@@ -112,6 +112,7 @@ NvSession::NvSession(kernel_interface::SyscallSeam& seam, int gpu_index)
   ctxshare_ = rm_->alloc(channel_group_, FERMI_CONTEXT_SHARE_A, share_params);
   make_channel(0, kComputeUserdOffset, classes_.compute, kUvmChannelVaBase, compute_);
   make_channel(kCopyRingOffset, kCopyUserdOffset, classes_.copy, kUvmChannelVaBase + kUvmChannelRangeSize, copy_);
+  make_debugger(offered);
   rm_->schedule_channel_group(channel_group_);
   next_va_ = kFirstAllocVa;
 }
@@ -124,6 +125,29 @@ NvSession::~NvSession() {
   } catch (const std::exception&) {
     // a destructor reports nothing; the driver frees the client when the ctl fd closes anyway
   }
+}
+
+// RM's debugger object for the compute object, as tinygrad makes one (tinygrad-hcq.md §3.4): RM records an SM's MMU
+// fault against the compute context and this object reads it back (firmware-notes/nvidia-hopper.md, "Faults"). It
+// serves diagnostics only, so a GPU or driver that refuses it leaves the device usable and says why in fault reports.
+void NvSession::make_debugger(const std::vector<NvU32>& offered) {
+  if (std::find(offered.begin(), offered.end(), GT200_DEBUGGER) == offered.end()) {
+    debugger_error_ = "the GPU offers no GT200_DEBUGGER class";
+    return;
+  }
+  NV83DE_ALLOC_PARAMETERS params{};
+  params.hAppClient = root_;
+  params.hClass3dObject = compute_.engine_object;
+  try {
+    debugger_ = rm_->alloc(device_, GT200_DEBUGGER, params);
+  } catch (const NvStatusError& e) {
+    debugger_error_ = e.what();
+  }
+}
+
+std::vector<NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY> NvSession::mmu_faults() {
+  if (debugger_ == 0) throw std::runtime_error("NV: no debugger object to read MMU faults from: " + debugger_error_);
+  return rm_->read_mmu_fault_info(debugger_);
 }
 
 volatile uint32_t* NvSession::doorbell() const {
@@ -141,7 +165,7 @@ ki::NvHandle NvSession::make_channel(uint64_t ring_offset, uint64_t userd_offset
   NV_CHANNEL_ALLOC_PARAMS params = channel_allocation_params(notifier_.handle, gpfifo_area_.handle, gpfifo_area_.va + ring_offset,
                                                              kRingEntries, ctxshare_, gpfifo_area_.handle, userd_offset);
   out.handle = rm_->alloc(channel_group_, classes_.gpfifo, params);
-  rm_->alloc(out.handle, engine_class);
+  out.engine_object = rm_->alloc(out.handle, engine_class);
   uvm_->register_channel(uuid_, ctl_.get(), root_, out.handle, uvm_va, kUvmChannelRangeSize);
   out.engine_class = engine_class;
   out.ring = reinterpret_cast<uint64_t*>(gpfifo_area_.cpu + ring_offset);

@@ -1,8 +1,9 @@
 // The driver side of an NVIDIA device: tinygrad's bring-up sequence (tinygrad-hcq.md §3.1-3.4) through the RM and
-// UVM wrappers (kernel-interface/nvidia), on any SyscallSeam: the kernel's (LinuxSyscalls) or the emulated driver's
-// (mockgpu/nv/mock_nv_driver.h). It opens the driver, checks its version, makes the device, subdevice, VA space,
-// usermode (doorbell) mapping, channel group, context share and two GPFIFO channels (compute and copy) with their
-// work-submit tokens, and allocates memory mapped at a fixed GPU VA and for the CPU.
+// UVM wrappers (kernel-interface/nvidia), on any SyscallSeam: the kernel's (LinuxSyscalls) or an emulated driver's
+// (kernel-interface/driver_seams.h). It opens the driver, checks its version, makes the device, subdevice, VA space,
+// usermode (doorbell) mapping, channel group, context share, two GPFIFO channels (compute and copy) with their
+// work-submit tokens and a debugger object for the compute object (where a kernel's MMU fault is read back), and
+// allocates memory mapped at a fixed GPU VA and for the CPU.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -30,6 +31,7 @@ struct NvMemory {
 struct NvChannel {
   ki::NvHandle handle = 0;
   uint32_t engine_class = 0;   // HOPPER_COMPUTE_A or HOPPER_DMA_COPY_A
+  ki::NvHandle engine_object = 0;  // the object of that class on the channel
   uint64_t* ring = nullptr;    // CPU view of the entries
   uint32_t ring_entries = 0;
   uint8_t* userd = nullptr;    // CPU view of USERD
@@ -65,6 +67,9 @@ class NvSession {
   uint32_t gpu_arch() const { return gpu_arch_; }  // SM version from GR info, e.g. 0x900
   const NvClasses& classes() const { return classes_; }
   const uint8_t* error_notifier() const { return notifier_.cpu; }  // both channels' hObjectError
+  // The MMU faults RM recorded for the compute object's context (its GT200_DEBUGGER's READ_MMU_FAULT_INFO), oldest
+  // first: a kernel's access to an unmapped address, with the address. Throws naming why when there is no debugger.
+  std::vector<ki::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY> mmu_faults();
   const std::string& driver_version() const { return driver_version_; }
   ki::NvRm& rm() { return *rm_; }
 
@@ -73,6 +78,7 @@ class NvSession {
   kernel_interface::SeamFd new_gpu_fd();
   ki::NvHandle make_channel(uint64_t ring_offset, uint64_t userd_offset, uint32_t engine_class, uint64_t uvm_va,
                             NvChannel& out);
+  void make_debugger(const std::vector<ki::NvU32>& offered);
 
   kernel_interface::SyscallSeam& seam_;
   kernel_interface::SeamFd ctl_, uvm_fd_, uvm_fd2_, dev_fd_;
@@ -81,6 +87,8 @@ class NvSession {
   std::string device_path_, driver_version_;
   ki::NvHandle root_ = 0, device_ = 0, subdevice_ = 0, virtmem_ = 0, usermode_ = 0, vaspace_ = 0;
   ki::NvHandle channel_group_ = 0, ctxshare_ = 0;
+  ki::NvHandle debugger_ = 0;
+  std::string debugger_error_;  // why there is no debugger object, when there is none
   ki::NvProcessorUuid uuid_{};
   uint32_t gpu_id_ = 0, gpu_arch_ = 0;
   NvClasses classes_;

@@ -1,6 +1,7 @@
 #include "kernel-interface/nvidia/nv_rm.h"
 
 #include <cstring>
+#include <stdexcept>
 
 #include "kernel-interface/nvidia/rm_classes.h"
 #include "kernel-interface/nvidia/rm_controls.h"
@@ -230,6 +231,16 @@ NvU32 NvRm::work_submit_token(NvHandle channel) {
   NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS params{};
   control(channel, NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN, params);
   return params.workSubmitToken;
+}
+
+std::vector<NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY> NvRm::read_mmu_fault_info(NvHandle debugger) {
+  NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARAMS params{};
+  control(debugger, NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO, params);
+  if (params.count > NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_MAX_ENTRIES)
+    throw std::runtime_error("RM_CONTROL NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO on handle " + hex(debugger) + " reports " +
+                             std::to_string(params.count) + " MMU faults; the list holds at most " +
+                             std::to_string(NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_MAX_ENTRIES));
+  return {params.mmuFaultInfoList, params.mmuFaultInfoList + params.count};
 }
 
 void NvRm::schedule_channel_group(NvHandle channel_group, bool enable) {

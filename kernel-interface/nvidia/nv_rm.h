@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernel-interface/nvidia/nv_types.h"
+#include "kernel-interface/nvidia/rm_controls.h"
 #include "kernel-interface/nvidia/rm_ioctl.h"
 #include "kernel-interface/nvidia/rm_status.h"
 #include "kernel-interface/nvidia/uvm_ioctl.h"
@@ -92,6 +93,8 @@ class NvRm {
   std::vector<NvU32> gr_info(NvHandle subdevice, std::span<const NvU32> indices);  // NV2080 GR_GET_INFO
   NvU32 work_submit_token(NvHandle channel);         // NVC36F GPFIFO_GET_WORK_SUBMIT_TOKEN
   void schedule_channel_group(NvHandle channel_group, bool enable = true);  // NVA06C GPFIFO_SCHEDULE
+  // NV83DE DEBUG_READ_MMU_FAULT_INFO on a GT200_DEBUGGER: the MMU faults of the context it debugs, oldest first.
+  std::vector<NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY> read_mmu_fault_info(NvHandle debugger);
 
  private:
   void ioctl(int fd, unsigned long request, void* arg, const std::string& what);

@@ -226,6 +226,18 @@ struct NV_HOPPER_USERMODE_A_PARAMS {  // optional for HOPPER_USERMODE_A
 };
 static_assert(sizeof(NV_HOPPER_USERMODE_A_PARAMS) == 2);
 
+// GT200_DEBUGGER, allocated under the device for a compute object (hClass3dObject) of client hAppClient (0: the
+// calling client); RM's debugger session then reports that object's context's faults (ctrl83dedebug.h).
+// open-gpu-kernel-modules 580.95.05 src/common/sdk/nvidia/inc/class/cl83de.h:51-55.
+struct NV83DE_ALLOC_PARAMETERS {
+  NvHandle hDebuggerClient_Obsolete;  // must be 0
+  NvHandle hAppClient;
+  NvHandle hClass3dObject;
+};
+static_assert(sizeof(NV83DE_ALLOC_PARAMETERS) == 12);
+static_assert(offsetof(NV83DE_ALLOC_PARAMETERS, hAppClient) == 4 &&
+              offsetof(NV83DE_ALLOC_PARAMETERS, hClass3dObject) == 8);
+
 // "HOPPER_COMPUTE_A" for 0xcbc0 etc.; empty for ids this file does not name. Used in error messages.
 const char* nv_class_name(NvU32 hclass);
 

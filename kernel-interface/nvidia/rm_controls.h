@@ -23,6 +23,9 @@ inline constexpr NvU32 NV2080_CTRL_CMD_PERF_BOOST = 0x2080200a;
 inline constexpr NvU32 NVA06C_CTRL_CMD_GPFIFO_SCHEDULE = 0xa06c0101;
 inline constexpr NvU32 NVA06F_CTRL_CMD_GPFIFO_SCHEDULE = 0xa06f0103;
 inline constexpr NvU32 NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN = 0xc36f0108;
+// On a GT200_DEBUGGER object (open-gpu-kernel-modules 580.95.05 src/common/sdk/nvidia/inc/ctrl/ctrl83de/
+// ctrl83dedebug.h:1137).
+inline constexpr NvU32 NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO = 0x83de0328;
 
 // ---- Parameters
 
@@ -128,5 +131,25 @@ struct NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS {
   NvU32 workSubmitToken;  // written to the usermode doorbell (NVC361_NOTIFY_CHANNEL_PENDING) to kick the channel
 };
 static_assert(sizeof(NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS) == 4);
+
+// NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO: the MMU faults RM recorded for the debugged object's context, oldest
+// first (ctrl83dedebug.h:1122-1127 the entry and its 4-entry maximum, :1141-1144 the params). faultType is RM's
+// FAULT_TYPE, accessType the fault buffer's ACCESS_TYPE (kernel-interface/nvidia/mmu_fault_info.h names both).
+inline constexpr std::size_t NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_MAX_ENTRIES = 4;
+struct NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY {
+  NvU64 faultAddress;
+  NvU32 faultType;
+  NvU32 accessType;
+};
+static_assert(sizeof(NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY) == 16);
+static_assert(offsetof(NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY, faultType) == 8 &&
+              offsetof(NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY, accessType) == 12);
+
+struct NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARAMS {
+  NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY mmuFaultInfoList[NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_MAX_ENTRIES];
+  NvU32 count;  // valid entries in mmuFaultInfoList
+};
+static_assert(sizeof(NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARAMS) == 72);
+static_assert(offsetof(NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARAMS, count) == 64);
 
 }  // namespace doorbell::kernel_interface::nvidia

@@ -52,17 +52,25 @@ MockNvGpuStats MockNvGpu::stats() const {
 
 // What RM writes on a channel error (nvos.h NvNotification: timeStamp u64 at +0, info32 at +8, info16 at +12, status
 // u16 at +14; entry NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR = 0): a robust-channel error code in info32 and a
-// non-zero status, so the host sees the fault in memory as on hardware. The mock does not classify faults: it
-// writes 13 (ROBUST_CHANNEL_GR_EXCEPTION, Xid 13) for all of them; its message says what happened.
+// non-zero status, so the host sees the fault in memory as on hardware. An SM's MMU fault is 31
+// (ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, nverror.h:49 in open-gpu-kernel-modules 580.95.05); the mock classifies
+// no other fault and writes 13 (ROBUST_CHANNEL_GR_EXCEPTION, nverror.h:37) for all of them.
 constexpr uint32_t kRcGrException = 13;
+constexpr uint32_t kRcMmuFault = 31;
 constexpr uint16_t kNotificationStatusError = 0xffff;
 
-void MockNvGpu::fault(ChannelState& channel, const std::string& message) {
+void MockNvGpu::fault(ChannelState& channel, const std::string& message,
+                      const kernel_interface::nvidia::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY* mmu_fault) {
   channel.faulted = true;
+  // RM writes the notifier first but records the fault in the same service, under the GPU lock the debugger's
+  // control takes (firmware-notes/nvidia-hopper.md, "Faults"); recording first keeps that guarantee here: a host
+  // that saw the notifier finds the address.
+  if (mmu_fault != nullptr) driver_.record_mmu_fault(channel.info.client, channel.info.handle, *mmu_fault);
   if (channel.info.error_notifier != nullptr) {
     const uint64_t now = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+    const uint32_t error = mmu_fault != nullptr ? kRcMmuFault : kRcGrException;
     std::memcpy(channel.info.error_notifier, &now, 8);
-    std::memcpy(channel.info.error_notifier + 8, &kRcGrException, 4);
+    std::memcpy(channel.info.error_notifier + 8, &error, 4);
     const uint16_t info16 = 0;
     std::memcpy(channel.info.error_notifier + 12, &info16, 2);
     std::atomic_ref<uint16_t>(*reinterpret_cast<uint16_t*>(channel.info.error_notifier + 14)).store(kNotificationStatusError, std::memory_order_release);
@@ -108,6 +116,8 @@ MockNvGpu::ScanResult MockNvGpu::scan_channels() {
       const cp::ChannelExecutor::Result r = cp::ChannelExecutor(*this, channel).run();
       result.progressed |= r.progressed;
       result.stalled |= r.stalled;
+    } catch (const cp::SmMmuFault& e) {
+      fault(channel, e.what(), &e.fault);
     } catch (const std::exception& e) {
       fault(channel, e.what());
     } catch (...) {
@@ -126,6 +136,7 @@ void MockNvGpu::run() {
     if (pending) {
       ScanResult r;
       try {
+        std::lock_guard execution(driver_.execution_mutex());  // no channel or memory is freed while they run
         r = scan_channels();
       } catch (...) {
         // driver_.channels() failed (out of memory): retry on the next doorbell.

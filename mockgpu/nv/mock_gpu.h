@@ -13,9 +13,11 @@
 // kCbuf0ParamOffset. Timestamps are CLOCK_MONOTONIC nanoseconds, the clock of hcq's monotonic_ns.
 //
 // Faults: any error on a channel (unknown method, unmapped or misaligned address, bad QMD, PTX fault...) stops that
-// channel for good with a message naming the channel, the method or structure and the address; the other channels
-// keep running. The driver's MockChannel does not record hObjectError, so no error notifier is written: faults are
-// kept here (faults(), the callback).
+// channel for good; the other channels keep running. The host learns of it as from hardware: RM's NvNotification in
+// the channel's error notifier (hObjectError) and, for a kernel's access to an unmapped address (an SM's MMU fault),
+// the fault RM records for the channel's compute context, which NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO on a
+// GT200_DEBUGGER reads back. For tests of the emulator itself, each fault's message (naming the channel, the method
+// or structure and the address) is also kept here (faults(), the callback); no device reads those.
 #pragma once
 
 #include <atomic>
@@ -66,7 +68,8 @@ class MockNvGpu {
   MockNvGpu& operator=(const MockNvGpu&) = delete;
 
   std::vector<std::string> faults() const;
-  // Called on the GPU thread with each new fault's message; exceptions it throws are swallowed.
+  // Called on the GPU thread with each new fault's message; exceptions it throws are swallowed. It runs while the GPU
+  // holds the driver's execution_mutex(), so it must not free driver objects.
   void set_fault_callback(std::function<void(const std::string&)> callback);
   bool channel_faulted(uint32_t work_submit_token) const;
   MockNvGpuStats stats() const;
@@ -81,7 +84,9 @@ class MockNvGpu {
   };
   void run();
   ScanResult scan_channels();
-  void fault(ChannelState& channel, const std::string& message);
+  // `mmu_fault`: the MMU's report of an SM's access, which RM records for the channel's context.
+  void fault(ChannelState& channel, const std::string& message,
+             const kernel_interface::nvidia::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY* mmu_fault = nullptr);
 
   MockNvDriver& driver_;
   Options options_;

@@ -195,8 +195,10 @@ bool ChannelExecutor::execute(uint32_t subchannel, uint32_t method, uint32_t dat
     const std::string engine = host         ? "host " + class_name(ch_.info.hclass)
                                : bound == 0 ? std::string("unbound")
                                             : class_name(bound);
-    fail(name + " = " + hex(data) + " on subchannel " + std::to_string(subchannel) + " (" + engine +
-         "), header at pushbuffer address " + hex(header_va) + ": " + e.what());
+    const std::string message = name + " = " + hex(data) + " on subchannel " + std::to_string(subchannel) + " (" +
+                                engine + "), header at pushbuffer address " + hex(header_va) + ": " + e.what();
+    if (const auto* mmu = dynamic_cast<const SmMmuFault*>(&e)) throw SmMmuFault(message, mmu->fault);
+    fail(message);
   }
 }
 

@@ -6,10 +6,12 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "kernel-interface/nvidia/rm_controls.h"
 #include "mockgpu/nv/mock_gpu.h"
 #include "mockgpu/nv/mock_gpu_methods.h"
 #include "mockgpu/nv/ptx_program.h"
@@ -25,6 +27,14 @@ inline constexpr uint32_t kMethodSlots = 0x4000 / 4;  // NVC56F_DMA_METHOD_ADDRE
 // compare.
 uint64_t now_ns();
 [[noreturn]] void fail(const std::string& message);
+
+// A fault the GPU's MMU reports for an SM (a kernel's access to an unmapped address): besides stopping the channel,
+// RM records it for the channel's compute context, where the debugger object reads it back.
+struct SmMmuFault : std::runtime_error {
+  SmMmuFault(const std::string& message, const kernel_interface::nvidia::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY& f)
+      : std::runtime_error(message), fault(f) {}
+  kernel_interface::nvidia::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY fault;
+};
 // The host bytes of [va, va + bytes); throws naming `what` and the address when they are not mapped.
 uint8_t* translate(GpuMemory& memory, uint64_t va, size_t bytes, const std::string& what);
 void require_aligned(const std::string& what, uint64_t va, uint64_t alignment);

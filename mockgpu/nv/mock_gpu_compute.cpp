@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 
+#include "kernel-interface/nvidia/mmu_fault_info.h"
 #include "mockgpu/nv/mock_gpu_channel.h"
 #include "mockgpu/nv/ptx_parser.h"
 #include "mockgpu/nv/ptx_sm.h"
@@ -208,11 +209,18 @@ void ChannelExecutor::run_grid(const Qmd& q, const std::string& where) {
   const uint32_t dynamic_shared =
       q.shared_memory_size > entry.dynamic_shared_offset ? q.shared_memory_size - entry.dynamic_shared_offset : 0;
   GpuGlobalMemory global(memory_);
+  const std::string launch = kernel + " (grid " + dims(q.grid) + ", block " + dims(q.block) + "): ";
   try {
     run_kernel(*program, entry.name, {q.grid[0], q.grid[1], q.grid[2]}, {q.block[0], q.block[1], q.block[2]}, params,
                dynamic_shared, global);
+  } catch (const PtxFault& e) {
+    if (!e.unmapped) fail(launch + e.what());
+    // No page table entry maps the address (fault_invalidPte), read or written through its virtual address.
+    throw SmMmuFault(launch + e.what(), {e.unmapped->address, kernel_interface::nvidia::kFaultInvalidPte,
+                                         e.unmapped->write ? kernel_interface::nvidia::NV_PFAULT_ACCESS_TYPE_VIRT_WRITE
+                                                           : kernel_interface::nvidia::NV_PFAULT_ACCESS_TYPE_VIRT_READ});
   } catch (const std::exception& e) {
-    fail(kernel + " (grid " + dims(q.grid) + ", block " + dims(q.block) + "): " + e.what());
+    fail(launch + e.what());
   }
   gpu_.stats_.launches.fetch_add(1, std::memory_order_relaxed);
 }

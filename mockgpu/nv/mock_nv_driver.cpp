@@ -61,6 +61,7 @@ int MockNvDriver::open(const std::string& path, int flags) {
 }
 
 int MockNvDriver::close(int fd) {
+  std::lock_guard execution(execution_mutex_);  // closing a control fd frees its clients
   std::lock_guard lock(mutex_);
   auto it = files_.find(fd);
   if (it == files_.end()) return -EBADF;
@@ -84,6 +85,9 @@ ssize_t MockNvDriver::read(int fd, void* buffer, std::size_t length) {
 }
 
 int MockNvDriver::ioctl(int fd, unsigned long request, void* arg) {
+  std::unique_lock<std::mutex> execution;
+  if (nv_ioctl_magic(request) == NV_IOCTL_MAGIC && nv_ioctl_nr(request) == NV_ESC_RM_FREE)
+    execution = std::unique_lock(execution_mutex_);  // the GPU finishes what it runs before RM frees anything
   std::lock_guard lock(mutex_);
   auto it = files_.find(fd);
   if (it == files_.end()) return -EBADF;
@@ -218,6 +222,12 @@ std::uint32_t* MockNvDriver::doorbell_register() { return rm_.usermode().doorbel
 std::optional<std::uint32_t> MockNvDriver::take_doorbell() { return rm_.usermode().take_doorbell(); }
 std::optional<std::uint32_t> MockNvDriver::wait_doorbell(std::chrono::nanoseconds timeout) {
   return rm_.usermode().wait_doorbell(timeout);
+}
+
+void MockNvDriver::record_mmu_fault(NvHandle client, NvHandle channel,
+                                    const NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY& fault) {
+  std::lock_guard lock(mutex_);
+  rm_.record_mmu_fault(client, channel, fault);
 }
 
 std::size_t MockNvDriver::rm_object_count() const {

@@ -7,6 +7,9 @@
 // For the emulated GPU (command processor, SMs) it exposes the GPU address space (gpu_memory()), the GPFIFO channels
 // (channels(), channel_by_token()) and the doorbell (see mock_rm_usermode.h for why it is polled, not a callback).
 // All driver calls are serialised by one mutex; gpu_memory() and the doorbell calls are safe from any thread.
+// RM stops a channel before it frees what the channel uses: here the GPU holds execution_mutex() while it runs
+// channels, and the calls that free memory or channels (RM_FREE, closing a control fd) take it first, so the GPU
+// never reads memory freed under it. Order: execution_mutex(), then the driver's mutex.
 
 #include <chrono>
 #include <cstdint>
@@ -42,6 +45,7 @@ class MockNvDriver final : public kernel_interface::SyscallSeam {
   void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset, int* error) override;
   int munmap(void* addr, std::size_t length) override;
   int close(int fd) override;
+  bool emulated() const override { return true; }
 
   const MockGpuConfig& config() const { return config_; }
   // The text of /proc/driver/nvidia/version.
@@ -49,11 +53,15 @@ class MockNvDriver final : public kernel_interface::SyscallSeam {
 
   // For the emulated GPU.
   GpuMemory& gpu_memory() { return gpu_memory_; }
+  std::mutex& execution_mutex() { return execution_mutex_; }
   std::vector<MockChannel> channels() const;
   std::optional<MockChannel> channel_by_token(std::uint32_t token) const;
   std::uint32_t* doorbell_register();
   std::optional<std::uint32_t> take_doorbell();
   std::optional<std::uint32_t> wait_doorbell(std::chrono::nanoseconds timeout);
+  // An SM's MMU fault on a channel, for RM to record (MockRm::record_mmu_fault).
+  void record_mmu_fault(NvHandle client, NvHandle channel,
+                        const kernel_interface::nvidia::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY& fault);
 
   // For tests.
   std::size_t rm_object_count() const;
@@ -73,6 +81,7 @@ class MockNvDriver final : public kernel_interface::SyscallSeam {
   int rm_escape(int fd, OpenFile& file, unsigned long request, void* arg);
 
   MockGpuConfig config_;
+  std::mutex execution_mutex_;
   mutable std::mutex mutex_;
   GpuMemory gpu_memory_;
   MockRm rm_;

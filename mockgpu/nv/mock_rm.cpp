@@ -24,6 +24,9 @@ bool is_engine_class(NvU32 c) {
   return c == HOPPER_COMPUTE_A || c == HOPPER_DMA_COPY_A || c == AMPERE_COMPUTE_B || c == ADA_COMPUTE_A || c == AMPERE_DMA_COPY_B;
 }
 
+// Compute objects: what RM's KernelGraphicsObject covers among the classes the mock emulates (a debugger's target).
+bool is_compute_class(NvU32 c) { return c == HOPPER_COMPUTE_A || c == AMPERE_COMPUTE_B || c == ADA_COMPUTE_A; }
+
 bool is_usermode_class(NvU32 c) {
   return c == HOPPER_USERMODE_A || c == AMPERE_USERMODE_A || c == TURING_USERMODE_A || c == VOLTA_USERMODE_A;
 }
@@ -68,7 +71,7 @@ std::optional<ClassRule> class_rule(NvU32 c) {
   if (c == NV1_MEMORY_USER || c == NV1_MEMORY_SYSTEM) {
     return ClassRule{{NV01_DEVICE_0, NV20_SUBDEVICE_0}, sizeof(NV_MEMORY_ALLOCATION_PARAMS), true};
   }
-  if (c == GT200_DEBUGGER) return ClassRule{{NV01_DEVICE_0}, 0, false};
+  if (c == GT200_DEBUGGER) return ClassRule{{NV01_DEVICE_0}, sizeof(NV83DE_ALLOC_PARAMETERS), true};
   return std::nullopt;
 }
 
@@ -199,6 +202,8 @@ NV_STATUS MockRm::construct(Client& client, Object& object, const Object& parent
     return construct_channel(client, object, parent, params);
   } else if (is_engine_class(c)) {
     return construct_engine(object, client.objects.at(object.parent));
+  } else if (c == GT200_DEBUGGER) {
+    return construct_debugger(client, object, params);
   } else if (is_usermode_class(c)) {
     object.host = usermode_.backing().data();
     object.size = usermode_.backing().size();
@@ -281,6 +286,32 @@ NV_STATUS MockRm::construct_engine(Object& object, Object& parent) {
   parent.channel->engine_classes.push_back(object.hclass);
   parent.channel->engine_objects.push_back(object.handle);
   return NV_OK;
+}
+
+// The checks of RM's ksmdbgssnConstruct_IMPL (gpu/gr/kernel_sm_debugger_session.c), in its order: the obsolete
+// field must be 0, hAppClient 0 means the calling client, an unknown client is NV_ERR_INVALID_OBJECT_HANDLE
+// (resserv's _serverFindClient), an unknown object NV_ERR_INVALID_OBJECT_PARENT and a non-graphics one
+// NV_ERR_INVALID_OBJECT.
+NV_STATUS MockRm::construct_debugger(Client& client, Object& object, void* params) {
+  const auto* p = static_cast<NV83DE_ALLOC_PARAMETERS*>(params);
+  if (p->hDebuggerClient_Obsolete != 0) return NV_ERR_INVALID_ARGUMENT;
+  const NvHandle app = p->hAppClient != 0 ? p->hAppClient : client.handle;
+  if (find_client(app) == nullptr) return NV_ERR_INVALID_OBJECT_HANDLE;
+  const Object* target = find(app, p->hClass3dObject);
+  if (target == nullptr) return NV_ERR_INVALID_OBJECT_PARENT;
+  if (!is_compute_class(target->hclass)) return NV_ERR_INVALID_OBJECT;
+  object.debugged_client = app;
+  object.debugged_object = target->handle;
+  return NV_OK;
+}
+
+void MockRm::record_mmu_fault(NvHandle client, NvHandle channel, const NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY& fault) {
+  Object* object = find(client, channel);
+  if (object == nullptr || !object->channel) return;
+  // RM keeps them in a ring of NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_MAX_ENTRIES slots with one always empty
+  // (kernel_graphics_context.c kgrctxRecordMmuFault_IMPL): the newest three come back, oldest first.
+  object->mmu_faults.push_back(fault);
+  if (object->mmu_faults.size() > NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_MAX_ENTRIES - 1) object->mmu_faults.pop_front();
 }
 
 // ---- RM_ALLOC_MEMORY

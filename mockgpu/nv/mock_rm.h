@@ -5,6 +5,8 @@
 // NV_ERR_OBJECT_NOT_FOUND for an unknown handle or parent, as resserv's clientGetResourceRef answers,
 // NV_ERR_INVALID_OBJECT_PARENT for a parent of the wrong class, NV_ERR_INSERT_DUPLICATE_NAME for a handle in use,
 // NV_ERR_INVALID_ARGUMENT for a control whose paramsSize is not its struct's); freeing an object frees its children.
+// It records an SM's MMU fault for the faulting channel's compute context, as RM's kgrctxRecordMmuFault does, and a
+// GT200_DEBUGGER made for that channel's compute object reads it back (NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO).
 // Stricter than RM in one way: RM reads alloc params by the class's size whatever paramsSize says; the mock insists
 // that paramsSize equals that size (NV_ERR_INVALID_PARAM_STRUCT), so a wrong layout fails here instead of misreading.
 // Not thread-safe by itself: MockNvDriver serialises all calls.
@@ -91,6 +93,10 @@ class MockRm {
 
   // For the emulated command processor.
   std::vector<MockChannel> channels() const;
+  // An SM's MMU fault on `channel`: kept for the debugger objects of the channel's compute object. Ignored when the
+  // channel is gone (freed while its last work ran).
+  void record_mmu_fault(NvHandle client, NvHandle channel,
+                        const kernel_interface::nvidia::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY& fault);
   std::optional<MockChannel> channel_by_token(NvU32 token) const;
   UsermodeRegion& usermode() { return usermode_; }
   std::size_t object_count() const;
@@ -111,6 +117,7 @@ class MockRm {
   NV_STATUS construct_memory(Object& object, void* params);
   NV_STATUS construct_channel(Client& client, Object& object, const Object& parent, void* params);
   NV_STATUS construct_engine(Object& object, Object& parent);
+  NV_STATUS construct_debugger(Client& client, Object& object, void* params);
   void free_tree(Client& client, NvHandle handle);
   void destroy(Client& client, Object& object);
   NV_STATUS run_control(Client& client, Object& object, NvU32 cmd, void* params, NvU32 size);
@@ -118,6 +125,7 @@ class MockRm {
   NV_STATUS control_device(NvU32 cmd, void* params);
   NV_STATUS control_subdevice(NvU32 cmd, void* params);
   NV_STATUS control_channel(Client& client, Object& object, NvU32 cmd, void* params);
+  NV_STATUS control_debugger(const Object& debugger, NvU32 cmd, void* params) const;
 
   MockGpuConfig gpu_;
   std::vector<NvU32> class_list_;

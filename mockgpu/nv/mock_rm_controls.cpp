@@ -14,7 +14,7 @@ using namespace kernel_interface::nvidia;
 namespace {
 
 // Each command's params size (RM requires paramsSize to match exactly) and the kind of object it runs on.
-enum class Target { kClient, kDevice, kSubdevice, kChannelGroup, kChannel };
+enum class Target { kClient, kDevice, kSubdevice, kChannelGroup, kChannel, kDebugger };
 struct ControlRule {
   NvU32 cmd;
   std::size_t size;
@@ -34,6 +34,7 @@ constexpr ControlRule kControls[] = {
     {NVA06F_CTRL_CMD_GPFIFO_SCHEDULE, sizeof(NVA06F_CTRL_GPFIFO_SCHEDULE_PARAMS), Target::kChannel},
     {NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN, sizeof(NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS),
      Target::kChannel},
+    {NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO, sizeof(NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARAMS), Target::kDebugger},
 };
 
 const ControlRule* find_rule(NvU32 cmd) {
@@ -85,7 +86,8 @@ NV_STATUS MockRm::run_control(Client& client, Object& object, NvU32 cmd, void* p
       (rule->target == Target::kDevice && object.hclass == NV01_DEVICE_0) ||
       (rule->target == Target::kSubdevice && object.hclass == NV20_SUBDEVICE_0) ||
       (rule->target == Target::kChannelGroup && object.hclass == KEPLER_CHANNEL_GROUP_A) ||
-      (rule->target == Target::kChannel && object.channel.has_value());
+      (rule->target == Target::kChannel && object.channel.has_value()) ||
+      (rule->target == Target::kDebugger && object.hclass == GT200_DEBUGGER);
   if (!on_right_object) return NV_ERR_NOT_SUPPORTED;
   if (size != rule->size || params == nullptr) return NV_ERR_INVALID_ARGUMENT;
   switch (rule->target) {
@@ -94,6 +96,7 @@ NV_STATUS MockRm::run_control(Client& client, Object& object, NvU32 cmd, void* p
     case Target::kSubdevice: return control_subdevice(cmd, params);
     case Target::kChannelGroup:
     case Target::kChannel: return control_channel(client, object, cmd, params);
+    case Target::kDebugger: return control_debugger(object, cmd, params);
   }
   return NV_ERR_NOT_SUPPORTED;
 }
@@ -204,6 +207,20 @@ NV_STATUS MockRm::control_channel(Client& client, Object& object, NvU32 cmd, voi
     Object& channel = client.objects.at(child);
     if (channel.channel) channel.channel->scheduled = enable;
   }
+  return NV_OK;
+}
+
+// READ_MMU_FAULT_INFO, the one debugger control emulated: the faults recorded for the channel of the compute object
+// the debugger was made for (RM reads its graphics context's ring; kgrctxLookupMmuFaultInfo_IMPL). Reading does not
+// clear them.
+NV_STATUS MockRm::control_debugger(const Object& debugger, NvU32 cmd, void* params) const {
+  (void)cmd;
+  auto* p = static_cast<NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARAMS*>(params);
+  const Object* target = find(debugger.debugged_client, debugger.debugged_object);
+  const Object* channel = target != nullptr ? find(debugger.debugged_client, target->parent) : nullptr;
+  if (channel == nullptr || !channel->channel) return NV_ERR_INVALID_STATE;  // the object it debugs is gone
+  p->count = 0;
+  for (const auto& fault : channel->mmu_faults) p->mmuFaultInfoList[p->count++] = fault;
   return NV_OK;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The emulated RM's object records, shared by mock_rm.cpp and mock_rm_controls.cpp only.
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,6 +28,11 @@ struct MockRm::Object {
   bool scheduled = false;
   std::optional<MockChannel> channel;
   std::unique_ptr<SharedBacking> internal_userd;
+  // Channels: the MMU faults of its SMs, oldest first (RM keeps them with the channel's graphics context).
+  std::deque<kernel_interface::nvidia::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY> mmu_faults;
+  // GT200_DEBUGGER: the compute object it debugs (hAppClient, hClass3dObject).
+  NvHandle debugged_client = 0;
+  NvHandle debugged_object = 0;
 };
 
 struct MockRm::Client {

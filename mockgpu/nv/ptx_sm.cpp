@@ -289,16 +289,16 @@ class Launch {
                     static_cast<uint32_t>(t / (uint64_t{block_.x} * block_.y)));
   }
 
-  [[noreturn]] void fault(const std::string& what, uint32_t pc) const {
+  std::string fault_text(const std::string& what, uint32_t pc) const {
     const uint64_t* s = cur_;
-    throw PtxFault("ptx fault in " + e_.name + ": " + what + "; at `" + e_.text[pc] + "` (line " +
-                   std::to_string(e_.line[pc]) + "), block " +
-                   dim_text(lo32(s[kSlotCtaid]), lo32(s[kSlotCtaid + 1]), lo32(s[kSlotCtaid + 2])) + " thread " +
-                   thread_text(thread_));
+    return "ptx fault in " + e_.name + ": " + what + "; at `" + e_.text[pc] + "` (line " + std::to_string(e_.line[pc]) +
+           "), block " + dim_text(lo32(s[kSlotCtaid]), lo32(s[kSlotCtaid + 1]), lo32(s[kSlotCtaid + 2])) + " thread " +
+           thread_text(thread_);
   }
+  [[noreturn]] void fault(const std::string& what, uint32_t pc) const { throw PtxFault(fault_text(what, pc)); }
 
   // Host pointer for a global access, through a small cache of ranges the memory handed out.
-  uint8_t* global(uint64_t va, unsigned size, uint32_t pc) {
+  uint8_t* global(uint64_t va, unsigned size, uint32_t pc, bool write) {
     if (va & (size - 1)) fault("unaligned global address " + hex(va) + " for a " + std::to_string(size) + "-byte access", pc);
     for (const GlobalMemory::Range& r : tlb_)
       if (va - r.va < r.bytes && r.bytes - (va - r.va) >= size) return r.host + (va - r.va);
@@ -306,7 +306,8 @@ class Launch {
     try {
       r = mem_.mapped_range(va, size);
     } catch (const std::exception& ex) {
-      fault(std::string("global address ") + hex(va) + " is not mapped (" + ex.what() + ")", pc);
+      throw PtxFault(fault_text(std::string("global address ") + hex(va) + " is not mapped (" + ex.what() + ")", pc),
+                     PtxUnmappedAccess{va, write});
     }
     if (!r.host || va - r.va >= r.bytes || r.bytes - (va - r.va) < size)
       fault("global memory returned a range that does not hold address " + hex(va), pc);
@@ -496,15 +497,15 @@ class Launch {
           d = load(params_.data() + off, in.aux0, in.aux1);
           break;
         }
-        case PtxOp::LdGlobal: d = load(global(a + static_cast<uint64_t>(in.imm), in.aux0, pc), in.aux0, in.aux1); break;
-        case PtxOp::StGlobal: store(global(a + static_cast<uint64_t>(in.imm), in.aux0, pc), in.aux0, b); break;
+        case PtxOp::LdGlobal: d = load(global(a + static_cast<uint64_t>(in.imm), in.aux0, pc, false), in.aux0, in.aux1); break;
+        case PtxOp::StGlobal: store(global(a + static_cast<uint64_t>(in.imm), in.aux0, pc, true), in.aux0, b); break;
         case PtxOp::LdShared: d = load(shared(a + static_cast<uint64_t>(in.imm), in.aux0, pc), in.aux0, in.aux1); break;
         case PtxOp::StShared: store(shared(a + static_cast<uint64_t>(in.imm), in.aux0, pc), in.aux0, b); break;
 
         case PtxOp::LdGlobalV: case PtxOp::LdSharedV: {
           unsigned lanes = in.cmp, size = in.aux0;
           uint64_t va = a + static_cast<uint64_t>(in.imm);
-          const uint8_t* p = in.op == PtxOp::LdGlobalV ? global(va, lanes * size, pc) : shared(va, lanes * size, pc);
+          const uint8_t* p = in.op == PtxOp::LdGlobalV ? global(va, lanes * size, pc, false) : shared(va, lanes * size, pc);
           uint64_t v[4];
           for (unsigned i = 0; i < lanes; i++) v[i] = load(p + i * size, size, in.aux1);
           const uint32_t dst[4] = {in.d, in.b, in.c, in.x};
@@ -514,7 +515,7 @@ class Launch {
         case PtxOp::StGlobalV: case PtxOp::StSharedV: {
           unsigned lanes = in.cmp, size = in.aux0;
           uint64_t va = a + static_cast<uint64_t>(in.imm);
-          uint8_t* p = in.op == PtxOp::StGlobalV ? global(va, lanes * size, pc) : shared(va, lanes * size, pc);
+          uint8_t* p = in.op == PtxOp::StGlobalV ? global(va, lanes * size, pc, true) : shared(va, lanes * size, pc);
           const uint32_t src[4] = {in.d, in.b, in.c, in.x};
           for (unsigned i = 0; i < lanes; i++) store(p + i * size, size, s[src[i]]);
           break;

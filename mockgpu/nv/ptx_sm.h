@@ -5,10 +5,12 @@
 // when every thread has arrived. Shared memory is per block and starts filled with kSharedPoison (hardware leaves
 // it undefined; the pattern makes a read before a write show up in tests). Faults (unmapped or unaligned address,
 // shared access out of range, a barrier some threads never reach) throw PtxFault naming the address, the
-// instruction with its line and the thread (block and thread index).
+// instruction with its line and the thread (block and thread index); an unmapped global access also carries the
+// address and direction, which the command processor reports as an MMU fault.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -19,8 +21,16 @@ namespace doorbell::mockgpu::nv {
 
 inline constexpr uint8_t kSharedPoison = 0xCD;
 
+// A global access to an address the memory does not map: what the GPU's MMU reports as a fault.
+struct PtxUnmappedAccess {
+  uint64_t address = 0;
+  bool write = false;  // a store; otherwise a load
+};
+
 struct PtxFault : std::runtime_error {
   using std::runtime_error::runtime_error;
+  PtxFault(const std::string& what, PtxUnmappedAccess access) : std::runtime_error(what), unmapped(access) {}
+  std::optional<PtxUnmappedAccess> unmapped;  // set when the fault is an unmapped global access
 };
 
 // Device memory as the SM sees it: the command processor implements it over the GPU's page table, tests over host

@@ -1,12 +1,15 @@
 // The NV HCQ device (hcq/nv/nv_device.h) on the emulated driver and GPU (mockgpu/nv): the same bring-up, packets,
 // QMDs and doorbell writes a real H200 gets, executed by the mock's command processor and PTX SM. The HCQ contract
 // (signal, wait, a wait the host satisfies later, timestamps bracketing a kernel, 1000 kernels, copies, bind and a
-// patched resubmit, values near 2^31 and 2^32, a timeout naming the signal, a fault naming the address) and kernels
-// rendered by the PTX renderer checked against the CPU.
+// patched resubmit, values near 2^31 and 2^32, a timeout naming the signal, a fault naming the address as the
+// hardware reports it: error notifier and debugger object) and kernels rendered by the PTX renderer checked against
+// the CPU. Each device is opened on a seam of its own (mockgpu/nv/mock_nv_seam.h); open() under MOCKGPU=1 is checked
+// with the installed emulator.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -17,13 +20,16 @@
 #include "hcq/nv/nv_device.h"
 #include "hcq/run_linear.h"
 #include "hcq/wait_primitives.h"
-#include "mockgpu/nv/mock_rm_gpu.h"
+#include "kernel-interface/driver_seams.h"
+#include "mockgpu/install.h"
+#include "mockgpu/nv/mock_nv_seam.h"
 
 namespace doorbell::nv {
 namespace {
 
 NvDevice& device() {
-  static NvDevice* dev = NvDevice::open(/*emulated=*/true).release();  // one emulated GPU for the whole suite
+  // One emulated GPU for the whole suite.
+  static NvDevice* dev = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>()).release();
   return *dev;
 }
 
@@ -75,7 +81,7 @@ void free_all(const std::vector<NvMemory>& ms) {
 TEST(NvDevice, WithoutAnNvidiaDriverOpeningTheRealDeviceNamesTheMissingFile) {
   if (access("/dev/nvidiactl", F_OK) == 0) GTEST_SKIP() << "this machine has an NVIDIA driver";
   try {
-    NvDevice::open(/*emulated=*/false);
+    NvDevice::open(std::make_unique<kernel_interface::LinuxSyscalls>());
     ADD_FAILURE() << "no error";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("/dev/nvidiactl"), std::string::npos) << e.what();
@@ -256,7 +262,7 @@ TEST(NvDevice, AWaitThatNeverPassesTimesOutNamingTheDeviceAndSignal) {
 
 TEST(NvDevice, AKernelReadingUnmappedMemoryFaultsNamingTheAddress) {
   // A fresh device: the fault stops its compute channel.
-  std::unique_ptr<NvDevice> d = NvDevice::open(true);
+  std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
   UOp linear = (Tensor::empty({64}) + 1).schedule_linear();
   Loaded k = load_on(*d, linear.src(0));
   NvMemory out = d->alloc(256);
@@ -270,13 +276,54 @@ TEST(NvDevice, AKernelReadingUnmappedMemoryFaultsNamingTheAddress) {
   } catch (const std::runtime_error& e) {
     std::string m = e.what();
     EXPECT_NE(m.find("the device faulted"), std::string::npos) << m;
-    EXPECT_NE(m.find("channel error notifier status 0xffff, error 13"), std::string::npos) << "read from the notifier memory: " << m;
-    EXPECT_NE(m.find("0xdead0000"), std::string::npos) << m;
+    EXPECT_NE(m.find("channel error notifier status 0xffff, error 31 (Xid)"), std::string::npos) << "read from the notifier memory: " << m;
+    EXPECT_NE(m.find("MMU fault at 0xdead0000 (fault_invalidPte, VIRT_READ)"), std::string::npos) << "read from the debugger object: " << m;
   }
   EXPECT_LT(monotonic_ns() - t0, int64_t{10'000'000'000}) << "the fault ended the wait, not the timeout";
-  std::vector<std::string> faults = d->faults();
-  ASSERT_FALSE(faults.empty());
-  EXPECT_NE(faults[0].find("0xdead0000"), std::string::npos) << faults[0];
+  EXPECT_NE(d->fault_report().find("MMU fault at 0xdead0000"), std::string::npos) << d->fault_report();
+  EXPECT_EQ(d->session().mmu_faults().size(), 1u) << "the debugger object's answer, which the report was built from";
+}
+
+// The copy engine's faults leave their address in the kernel log only (RM records a GPC's fault for the debugger):
+// the report says the device faulted, from the notifier, and claims no address.
+TEST(NvDevice, ACopyFromUnmappedMemoryFaultsThroughTheNotifierWithoutAnAddress) {
+  std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
+  NvMemory out = d->alloc(256);
+  Signal& done = d->new_signal("after copy fault");
+  HWQueue().copy(reinterpret_cast<void*>(out.va), reinterpret_cast<const void*>(0x7400000000ull), 256).signal(done, 1).submit(*d);
+  try {
+    done.wait(1, std::chrono::milliseconds(20000));
+    ADD_FAILURE() << "the wait passed";
+  } catch (const std::runtime_error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("the device faulted: channel error notifier status 0xffff, error 13 (Xid)"), std::string::npos) << m;
+    EXPECT_NE(m.find("RM recorded no MMU fault of a kernel"), std::string::npos) << m;
+    EXPECT_EQ(m.find("MMU fault at"), std::string::npos) << m;
+  }
+}
+
+TEST(NvDevice, WithoutAFaultTheReportIsEmpty) {
+  EXPECT_EQ(device().fault_report(), "");
+  EXPECT_TRUE(device().session().mmu_faults().empty());
+}
+
+// MOCKGPU=1 reaches the emulator through kernel-interface's driver seams once mockgpu::install() ran.
+TEST(NvDevice, OpenUnderMockgpuRunsOnTheInstalledEmulator) {
+  mockgpu::install();
+  ASSERT_EQ(setenv("MOCKGPU", "1", 1), 0);
+  std::unique_ptr<NvDevice> d;
+  try {
+    d = NvDevice::open();
+  } catch (...) {
+    unsetenv("MOCKGPU");
+    throw;
+  }
+  unsetenv("MOCKGPU");
+  EXPECT_TRUE(d->emulated());
+  Signal& s = d->new_signal("on the installed emulator");
+  HWQueue().signal(s, 3).submit(*d);
+  s.wait(3);
+  EXPECT_EQ(s.value(), 3u);
 }
 
 }  // namespace
@@ -292,7 +339,7 @@ TEST(NvDeviceAmpere, FallsBackToTheAmpereClassesAndRunsAKernelWithQmdV03) {
   config.class_list = mockgpu::nv::ga10x_class_list();
   config.sm_version = 0x806;
   config.pci_device_id = 0x2204;
-  std::unique_ptr<NvDevice> d = NvDevice::open_emulated(config);
+  std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>(config));
   EXPECT_EQ(d->session().classes().compute, 0xc7c0u);
   EXPECT_EQ(d->session().classes().copy, 0xc7b5u);
   EXPECT_EQ(d->session().classes().gpfifo, 0xc56fu);
@@ -315,14 +362,14 @@ TEST(NvDeviceAmpere, FallsBackToTheAmpereClassesAndRunsAKernelWithQmdV03) {
   HWQueue().copy(reinterpret_cast<void*>(copy.va), reinterpret_cast<const void*>(out.va), 3000 * 4).signal(done, 2).submit(*d);
   done.wait(2);
   EXPECT_EQ(std::memcmp(copy.cpu, out.cpu, 3000 * 4), 0);
-  EXPECT_TRUE(d->faults().empty());
+  EXPECT_EQ(d->fault_report(), "");
 }
 
 TEST(NvDeviceAmpere, AGpuWithoutAnyClassWeDriveIsAnErrorListingItsClasses) {
   mockgpu::nv::MockGpuConfig config;
   config.class_list = {0xc36f, 0xc361, 0x90f1, 0xa06c, 0x9067, 0x70, 0x40, 0x3e};  // Volta-era GPFIFO and usermode only
   try {
-    NvDevice::open_emulated(config);
+    NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>(config));
     ADD_FAILURE() << "no error";
   } catch (const std::runtime_error& e) {
     std::string m = e.what();

@@ -105,19 +105,8 @@ TEST(NvProgram, RunLinearCompilesAnUncompiledLinearForTheDeviceOfItsBuffers) {
   EXPECT_EQ(y.tolist<float>(), (std::vector<float>{3.5f, 6.5f, 9.5f}));
 }
 
-// Runs in a child process (DOORBELL_NV_CHILD set): compiles one kernel for NV and prints how often it ran ptxas.
-TEST(NvProgram, DISABLED_ChildCompilesOneKernel) {
-  if (std::getenv("DOORBELL_NV_CHILD") == nullptr) GTEST_SKIP() << "run by ASecondProcessReadsTheCubinFromTheDiskCache";
-  Tensor x = on_nv({1, 2, 3, 4});
-  (x * 123.5f + 9).realize();
-  std::optional<std::string> ptxas = find_ptxas();
-  std::printf("ptxas runs: %llu\n", static_cast<unsigned long long>(ptxas ? process_runs(*ptxas) : 0));
-}
-
 std::string run_child(const std::filesystem::path& cache) {
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();  // this test binary
-  std::string cmd = "DOORBELL_NV_CHILD=1 DOORBELL_CACHE_DIR='" + cache.string() + "' '" + self +
-                    "' --gtest_also_run_disabled_tests --gtest_filter=NvProgram.DISABLED_ChildCompilesOneKernel 2>&1";
+  std::string cmd = "DOORBELL_CACHE_DIR='" + cache.string() + "' '" DOORBELL_NV_COMPILE_CHILD "' 2>&1";  // tests/hcq_nv/nv_compile_child.cpp
   std::string out;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return "popen failed";

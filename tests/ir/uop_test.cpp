@@ -312,8 +312,24 @@ TEST(UOpTest, MovementShapes) {
   EXPECT_EQ(shape_of(buf.cast(dtypes::float16)), (IntTuple{6}));
   EXPECT_EQ(shape_of(UOp::infer(Ops::EXP2, {buf})), (IntTuple{6}));
   EXPECT_EQ(shape_of(r + r), (IntTuple{2, 3}));
-  EXPECT_EQ(UOp::variable("x", 0, 1).shape(), nullptr);
+  EXPECT_EQ(shape_of(UOp::variable("x", 0, 1)), IntTuple{}) << "a variable is a scalar value, like a CONST";
   EXPECT_EQ(shape_of(i32(1)), IntTuple{});
+}
+
+TEST(UOpTest, ShrinkAtASymbolicOffsetKeepsItsStaticSizeAndStaysInsideForEveryValue) {
+  UOp buf = buffer6();
+  UOp v = UOp::variable("v", 0, 2);
+  UOp window = UOp::make(Ops::SHRINK, dtypes::float32, {buf, v}, IntTuple{1, 4});  // [1 + v, 4 + v): v <= 2 keeps it in 6
+  EXPECT_EQ(shape_of(window), (IntTuple{3}));
+  EXPECT_THROW(UOp::make(Ops::SHRINK, dtypes::float32, {buf, UOp::variable("w", 0, 3)}, IntTuple{1, 4}), std::invalid_argument)
+      << "w = 3 would read element 6 of 6";
+  EXPECT_THROW(UOp::make(Ops::SHRINK, dtypes::float32, {buf, UOp::const_(dtypes::float32, 1.0)}, IntTuple{0, 2}), std::invalid_argument)
+      << "an offset is an integer";
+  EXPECT_EQ(v.bind(2).src(1).src(1).const_value(), ConstValue{int64_t{2}});
+  EXPECT_TRUE(v.bind(2).is_bound_variable());
+  EXPECT_FALSE(v.is_bound_variable());
+  EXPECT_THROW(v.bind(3), std::invalid_argument);
+  EXPECT_THROW(buf.bind(0), std::invalid_argument) << "only a variable binds";
 }
 
 TEST(UOpTest, BadReshapeAndPermute) {

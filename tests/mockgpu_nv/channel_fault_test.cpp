@@ -1,5 +1,7 @@
 // Channel faults: each bad command stops its channel for good with a message naming what was wrong and where, is
-// reported through faults() and the callback, and leaves the other channel running.
+// reported through faults() and the callback, and leaves the other channel running. The host sees each in the error
+// notifier as RM writes it; a kernel's access to an unmapped address (an SM's MMU fault) also through the compute
+// object's debugger (NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO), naming the address.
 #include "compute_fixture.h"
 
 namespace doorbell::mockgpu_nv_test {
@@ -25,6 +27,7 @@ class MockNvGpuFaultTest : public MockNvGpuComputeTest {
     EXPECT_EQ(load64(late.cpu), 0u) << "a faulted channel ran more work";
     EXPECT_EQ(gpu_->faults().size(), 1u);
     EXPECT_EQ(callback_messages(), gpu_->faults());
+    EXPECT_EQ(error_notification().status, 0xffff) << "RM's notifier was not written";
     return message;
   }
 };
@@ -115,6 +118,41 @@ TEST_F(MockNvGpuFaultTest, PtxFaultInsideAKernelNamesTheKernelAndTheUnmappedAddr
   EXPECT_NE(message.find("kernel scale3"), std::string::npos) << message;
   EXPECT_NE(message.find("0x7100000000"), std::string::npos) << message;
   EXPECT_NE(message.find(hex(qmd)), std::string::npos) << message;
+}
+
+TEST_F(MockNvGpuFaultTest, AKernelsUnmappedLoadReachesTheHostAsAnMmuFaultThroughNotifierAndDebugger) {
+  const Block out = take(64 * 4);
+  KernelLaunch k{kScale3Ptx, {out.va, 0x7100000000ull}, {1, 1, 1}, {64, 1, 1}};
+  submit(compute_, launch_words(place_launch(k)));
+  compute_fault();
+  EXPECT_EQ(error_notification().info32, 31u) << "ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT";
+  const auto info = read_mmu_fault_info();
+  ASSERT_EQ(info.count, 1u);
+  EXPECT_EQ(info.mmuFaultInfoList[0].faultAddress, 0x7100000000ull) << "thread 0's load of in[0]";
+  EXPECT_EQ(info.mmuFaultInfoList[0].faultType, kernel_interface::nvidia::kFaultInvalidPte);
+  EXPECT_EQ(info.mmuFaultInfoList[0].accessType, kernel_interface::nvidia::NV_PFAULT_ACCESS_TYPE_VIRT_READ);
+}
+
+TEST_F(MockNvGpuFaultTest, AKernelsUnmappedStoreIsReportedAsAVirtualWriteAtTheStoredAddress) {
+  const Block in = take(64 * 4);
+  KernelLaunch k{kScale3Ptx, {0x7300000000ull, in.va}, {1, 1, 1}, {64, 1, 1}};
+  submit(compute_, launch_words(place_launch(k)));
+  compute_fault();
+  EXPECT_EQ(error_notification().info32, 31u);
+  const auto info = read_mmu_fault_info();
+  ASSERT_EQ(info.count, 1u);
+  EXPECT_EQ(info.mmuFaultInfoList[0].faultAddress, 0x7300000000ull);
+  EXPECT_EQ(info.mmuFaultInfoList[0].faultType, kernel_interface::nvidia::kFaultInvalidPte);
+  EXPECT_EQ(info.mmuFaultInfoList[0].accessType, kernel_interface::nvidia::NV_PFAULT_ACCESS_TYPE_VIRT_WRITE);
+}
+
+// RM records only a graphics engine's GPC faults for the debugger (kern_gmmu_gv100.c calls kgrctxRecordMmuFault for
+// RM_ENGINE_TYPE_IS_GR && bGpc): the host's and the copy engine's faults reach the notifier alone.
+TEST_F(MockNvGpuFaultTest, FaultsOutsideTheSmsReachTheNotifierButNotTheDebugger) {
+  submit(compute_, nv::encode_semaphore_release(HOPPER_CHANNEL_GPFIFO_A, 0x7000000000ull, 1, true));
+  compute_fault();
+  EXPECT_EQ(error_notification().info32, 13u);
+  EXPECT_EQ(read_mmu_fault_info().count, 0u);
 }
 
 TEST_F(MockNvGpuFaultTest, SharedMemorySizeBelowTheKernelsStaticSharedArraysFaultsNamingBoth) {
@@ -217,6 +255,8 @@ TEST_F(MockNvGpuFaultTest, CopyFromUnmappedMemoryNamesTheSource) {
                       nv::encode_copy_linear(HOPPER_DMA_COPY_A, kArenaVa, 0x7200000000ull, 64)}));
   const std::string message = wait_fault();
   EXPECT_NE(message.find("copy source at 0x7200000000"), std::string::npos) << message;
+  EXPECT_EQ(error_notification().status, 0xffff);
+  EXPECT_EQ(read_mmu_fault_info().count, 0u) << "a copy engine's fault is not the compute context's";
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "hcq/nv/nv_commands.h"
 #include "hcq/nv/pushbuffer.h"
 #include "hcq/nv/qmd.h"
+#include "kernel-interface/nvidia/mmu_fault_info.h"
 #include "mockgpu/nv/mock_gpu.h"
 #include "tests/nv_driver/nv_bringup.h"
 
@@ -135,10 +136,39 @@ class MockNvGpuTest : public ::testing::Test {
     return callback_messages_;
   }
 
+  // What RM wrote in the channels' error notifier (nvos.h NvNotification, entry NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR
+  // = 0): info32 (the Xid) at +8, status at +14.
+  struct ErrorNotification {
+    std::uint32_t info32 = 0;
+    std::uint16_t status = 0;
+  };
+  ErrorNotification error_notification() const {
+    ErrorNotification n;
+    n.status = std::atomic_ref<std::uint16_t>(*reinterpret_cast<std::uint16_t*>(bring_.notifier.cpu + 14))
+                   .load(std::memory_order_acquire);
+    std::memcpy(&n.info32, bring_.notifier.cpu + 8, 4);
+    return n;
+  }
+  // READ_MMU_FAULT_INFO on a GT200_DEBUGGER made for the compute channel's compute object, as NvSession makes one.
+  kernel_interface::nvidia::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARAMS read_mmu_fault_info() {
+    using namespace kernel_interface::nvidia;
+    if (debugger_ == 0) {
+      NV83DE_ALLOC_PARAMETERS params{};
+      params.hAppClient = bring_.root;
+      params.hClass3dObject = bring_.compute_object;
+      debugger_ = bring_.rm.alloc(bring_.nvdevice, GT200_DEBUGGER, params);
+    }
+    NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARAMS info{};
+    info.count = 0xffffffff;  // the answer must set it
+    bring_.rm.control(debugger_, NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO, info);
+    return info;
+  }
+
   NvBringUp bring_;
   GpuBuffer arena_;
   Ring compute_, copy_;
   std::unique_ptr<MockNvGpu> gpu_;
+  kernel_interface::nvidia::NvHandle debugger_ = 0;
   std::uint64_t next_ = 0;
   std::mutex callback_mutex_;
   std::vector<std::string> callback_messages_;

@@ -54,6 +54,7 @@ TEST(NvControlCommands, NumbersEqualTheNotes) {
   EXPECT_EQ(NV2080_CTRL_CMD_GR_GET_INFO, 0x20801201u);
   EXPECT_EQ(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, 0xa06c0101u);
   EXPECT_EQ(NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN, 0xc36f0108u);
+  EXPECT_EQ(NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO, 0x83de0328u);
 }
 
 // The headers static_assert every size and key offset; these repeat the ones that changed across driver versions
@@ -84,6 +85,8 @@ TEST(NvStructLayouts, SizesEqualTheMeasured580Headers) {
   EXPECT_EQ(sizeof(UVM_REGISTER_GPU_PARAMS), 40u);
   EXPECT_EQ(sizeof(UVM_REGISTER_CHANNEL_PARAMS), 56u);
   EXPECT_EQ(sizeof(UVM_MAP_EXTERNAL_ALLOCATION_PARAMS), 9264u);
+  EXPECT_EQ(sizeof(NV83DE_ALLOC_PARAMETERS), 12u);
+  EXPECT_EQ(sizeof(NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARAMS), 72u);  // 4 entries of 16, count, padding to 8
 }
 
 TEST(NvStructLayouts, ChannelAllocParamsPutUserdAndEngineWhere580HasThem) {

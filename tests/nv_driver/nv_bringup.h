@@ -126,11 +126,13 @@ class NvSequence {
     return buffer;
   }
 
-  NvHandle gpfifo(NvU64 ring_offset, NvU64 userd_offset, NvU32 engine_class, NvU64 uvm_channel_va) {
+  // The channel; `engine_object` receives the handle of its engine_class object.
+  NvHandle gpfifo(NvU64 ring_offset, NvU64 userd_offset, NvU32 engine_class, NvU64 uvm_channel_va,
+                  NvHandle& engine_object) {
     NV_CHANNEL_ALLOC_PARAMS params = channel_allocation_params(notifier.memory, gpfifo_area.memory, gpfifo_area.va + ring_offset,
                                                                kRingEntries, ctxshare, gpfifo_area.memory, userd_offset);
     const NvHandle channel = rm.alloc(channel_group, HOPPER_CHANNEL_GPFIFO_A, params);
-    rm.alloc(channel, engine_class);
+    engine_object = rm.alloc(channel, engine_class);
     // UVM reserves a VA range for the channel's own buffers; tinygrad gives it a fresh low range.
     uvm.register_channel(uuid, ctl.get(), root, channel, uvm_channel_va, kUvmChannelRangeSize);
     return channel;
@@ -147,10 +149,10 @@ class NvSequence {
     share_params.hVASpace = vaspace;
     share_params.flags = NV_CTXSHARE_ALLOCATION_FLAGS_SUBCONTEXT_ASYNC;
     ctxshare = rm.alloc(channel_group, FERMI_CONTEXT_SHARE_A, share_params);
-    compute_channel = gpfifo(0, kComputeUserdOffset, HOPPER_COMPUTE_A, kUvmChannelVaBase);
+    compute_channel = gpfifo(0, kComputeUserdOffset, HOPPER_COMPUTE_A, kUvmChannelVaBase, compute_object);
     compute_token = rm.work_submit_token(compute_channel);
     copy_channel = gpfifo(kCopyRingOffset, kCopyUserdOffset, HOPPER_DMA_COPY_A,
-                          kUvmChannelVaBase + kUvmChannelRangeSize);
+                          kUvmChannelVaBase + kUvmChannelRangeSize, copy_object);
     copy_token = rm.work_submit_token(copy_channel);
     rm.schedule_channel_group(channel_group);
   }
@@ -183,6 +185,8 @@ class NvSequence {
   GpuBuffer notifier;
   NvHandle compute_channel = 0;
   NvHandle copy_channel = 0;
+  NvHandle compute_object = 0;  // HOPPER_COMPUTE_A on compute_channel
+  NvHandle copy_object = 0;     // HOPPER_DMA_COPY_A on copy_channel
   NvU32 compute_token = 0;
   NvU32 copy_token = 0;
   std::vector<GpuBuffer> cpu_mappings;

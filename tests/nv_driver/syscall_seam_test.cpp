@@ -1,4 +1,5 @@
-// The seam itself: real syscalls report -errno, SeamFd owns and names its file, read_text_file reads through it.
+// The seam itself: real syscalls report -errno, SeamFd owns and names its file, read_text_file reads through it;
+// mockgpu::install() makes MOCKGPU=1's "nvidia" seam an emulated driver and GPU (MockNvSeam).
 #include "kernel-interface/syscall_seam.h"
 
 #include <gtest/gtest.h>
@@ -6,9 +7,13 @@
 #include <fcntl.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <string>
 
+#include "kernel-interface/driver_seams.h"
+#include "mockgpu/install.h"
 #include "mockgpu/nv/mock_nv_driver.h"
+#include "mockgpu/nv/mock_nv_seam.h"
 
 namespace doorbell::kernel_interface {
 namespace {
@@ -45,6 +50,27 @@ TEST(SeamFd, ClosesThroughTheSeamWhenDestroyed) {
     EXPECT_GE(raw, 0x40000000);
   }
   EXPECT_EQ(driver.close(raw), -EBADF);
+}
+
+TEST(MockgpuInstall, UnderMockgpuTheNvidiaSeamIsAFreshEmulatedDriverServingItsFiles) {
+  mockgpu::install();
+  mockgpu::install();  // a second call changes nothing
+  ASSERT_EQ(setenv("MOCKGPU", "1", 1), 0);
+  std::unique_ptr<SyscallSeam> a = open_driver_seam("nvidia");
+  std::unique_ptr<SyscallSeam> b = open_driver_seam("nvidia");
+  unsetenv("MOCKGPU");
+  ASSERT_NE(dynamic_cast<mockgpu::nv::MockNvSeam*>(a.get()), nullptr);
+  EXPECT_NE(a.get(), b.get());
+  EXPECT_TRUE(a->emulated());
+  EXPECT_NE(read_text_file(*a, "/proc/driver/nvidia/version").find("580.159"), std::string::npos);
+  SeamFd ctl(*a, "/dev/nvidiactl", O_RDWR);
+  EXPECT_TRUE(ctl.valid());
+}
+
+TEST(MockgpuInstall, TheEmulatedDriverSaysItIsOneAndTheKernelsDoesNot) {
+  EXPECT_TRUE(mockgpu::nv::MockNvDriver().emulated());
+  EXPECT_TRUE(mockgpu::nv::MockNvSeam().emulated());
+  EXPECT_FALSE(LinuxSyscalls().emulated());
 }
 
 }  // namespace
