@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "ir/printer.h"
+#include "ir/reduce_identity.h"
 
 namespace doorbell {
 namespace {
@@ -167,15 +168,6 @@ std::string const_literal(const UOp& u) {
   if (d.is_float()) return float_literal(d, std::get<double>(v));
   if (d.scalar_type == ScalarType::UInt64) return int_literal(d, static_cast<uint64_t>(std::get<int64_t>(v)));
   return int_literal(d, std::get<int64_t>(v));
-}
-
-// The identity of a reduce op: the accumulator's start. Float sums start at -0.0 so that a sum of -0.0 stays -0.0.
-std::string reduce_identity(Ops op, DType d) {
-  if (d.is_bool()) return op == Ops::MUL ? "1" : "0";
-  if (d.is_float()) return op == Ops::ADD ? float_literal(d, -0.0) : op == Ops::MUL ? float_literal(d, 1.0) : float_literal(d, -INFINITY);
-  if (op == Ops::ADD) return int_literal(d, 0);
-  if (op == Ops::MUL) return int_literal(d, 1);
-  return int_literal(d, int_min(d));
 }
 
 // A float op computed in double and rounded once to `d`, as exec_alu does for the math library's functions.
@@ -383,7 +375,8 @@ class CRenderer {
       }
       case StatementKind::ACC_INIT: {
         std::string n = fresh("acc");
-        std::string id = reduce_identity(u.arg_as<ReduceArg>().op, DType(u.dtype().scalar_type));
+        DType d = u.dtype().scalar();
+        std::string id = const_literal(UOp::const_(d, accumulator_start(u.arg_as<ReduceArg>().op, d)));
         if (u.dtype().lanes > 1) id = "(" + ctype(u.dtype()) + ")" + id;
         line(ctype(u.dtype()) + " " + n + " = " + id + ";");
         names_[u.get()] = n;

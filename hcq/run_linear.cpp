@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <mutex>
 #include <cstring>
-#include <limits>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -19,6 +18,7 @@
 #include "ir/element_storage.h"
 #include "ir/exec_alu.h"
 #include "ir/printer.h"
+#include "ir/reduce_identity.h"
 
 namespace doorbell {
 namespace {
@@ -28,16 +28,6 @@ void write_element(DType dt, std::byte* p, const ConstValue& v) {
   std::optional<ConstValue> c = convert_value(dt, v);
   if (!c) throw std::runtime_error("run_linear: a value out of range for " + dt.name() + " was stored");
   store_element(dt, *c, p);
-}
-
-// The value a reduction of nothing has: 0 for sums, 1 for products, the lowest value for max.
-ConstValue reduce_identity(Ops op, DType dt) {
-  if (op == Ops::MAX) {
-    if (dt.is_float()) return -std::numeric_limits<double>::infinity();
-    if (dt.is_bool()) return false;
-    return *convert_value(dt, static_cast<int64_t>(int_min(dt)));
-  }
-  return *convert_value(dt, int64_t{op == Ops::MUL ? 1 : 0});
 }
 
 int64_t as_index(const ConstValue& v) {

@@ -1,5 +1,6 @@
 #include "compiler/gpu/llvmir_renderer.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "compiler/transcendental.h"
 #include "ir/graph_rewrite.h"
 #include "ir/printer.h"
+#include "ir/reduce_identity.h"
 
 namespace doorbell {
 namespace {
@@ -603,12 +605,14 @@ class LlvmRenderer {
     }
   }
 
-  std::string reduce_identity(Ops op, DType d, const std::string& t) {
-    if (d.is_bool()) return op == Ops::MUL ? "true" : "false";
-    if (d.is_float()) return float_literal(t, op == Ops::ADD ? -0.0 : op == Ops::MUL ? 1.0 : -INFINITY);
-    if (op == Ops::ADD) return int_literal(t, 0);
-    if (op == Ops::MUL) return int_literal(t, 1);
-    return int_literal(t, d.scalar_type == ScalarType::WeakInt && t == "i32" ? INT32_MIN : int_min(d));
+  // The accumulator's first value as a literal of its register type `t`.
+  std::string accumulator_literal(Ops op, DType d, const std::string& t) {
+    ConstValue v = accumulator_start(op, d);
+    if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+    if (const double* f = std::get_if<double>(&v)) return float_literal(t, *f);
+    // a weakint accumulator held in i32 (its bounds fit) starts a max at i32's lowest value
+    __int128 x = std::get<int64_t>(v);
+    return int_literal(t, d.scalar_type == ScalarType::WeakInt && t == "i32" ? std::max<__int128>(x, INT32_MIN) : x);
   }
 
   void statement(const Statement& s) {
@@ -654,7 +658,7 @@ class LlvmRenderer {
         allocas_ += "  " + p + " = alloca " + t + ", align " + std::to_string(align) + ", addrspace(" +
                     std::to_string(target_.alloca_addrspace) + ")\n";
         accs_[u.get()] = {p, t, u.dtype()};
-        line("store " + t + " " + reduce_identity(u.arg_as<ReduceArg>().op, u.dtype(), t) + ", " + alloca_ptr() + " " + p);
+        line("store " + t + " " + accumulator_literal(u.arg_as<ReduceArg>().op, u.dtype(), t) + ", " + alloca_ptr() + " " + p);
         return;
       }
       case StatementKind::ACC_UPDATE: {

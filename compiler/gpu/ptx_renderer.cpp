@@ -18,6 +18,7 @@
 #include "compiler/transcendental.h"
 #include "ir/graph_rewrite.h"
 #include "ir/printer.h"
+#include "ir/reduce_identity.h"
 
 namespace doorbell {
 namespace {
@@ -170,22 +171,30 @@ class PtxRenderer {
     fail("a value is used before it is defined", u);
   }
 
-  std::string constant(const UOp& u) {
+  // A CONST as an immediate operand: 0/1 for a predicate, float bits, a 32-bit register's integer as int32.
+  std::string immediate(const UOp& u) {
     if (std::holds_alternative<Invalid>(u.arg())) fail("Invalid cannot be rendered", u);
     DType d = u.dtype();
     Kind k = kind_of(d, u);
-    std::string r = reg(k);
     ConstValue v = u.const_value();
+    if (k == Kind::Pred) return std::get<bool>(v) ? "1" : "0";
+    if (k == Kind::F32 || k == Kind::F64) return float_literal(d, std::get<double>(v));
+    int64_t x = std::get<int64_t>(v);
+    if (k == Kind::B32) x = static_cast<int32_t>(static_cast<uint32_t>(x));
+    return int_literal(x);
+  }
+
+  std::string constant(const UOp& u) {
+    std::string imm = immediate(u);
+    Kind k = kind_of(u.dtype(), u);
+    std::string r = reg(k);
     if (k == Kind::Pred) {
       std::string t = reg(Kind::B32);
-      entry_.push_back("mov.u32 " + t + ", " + (std::get<bool>(v) ? "1" : "0"));
+      entry_.push_back("mov.u32 " + t + ", " + imm);
       entry_.push_back("setp.ne.u32 " + r + ", " + t + ", 0");
-    } else if (k == Kind::F32 || k == Kind::F64) {
-      entry_.push_back(std::string(k == Kind::F32 ? "mov.f32 " : "mov.f64 ") + r + ", " + float_literal(d, std::get<double>(v)));
     } else {
-      int64_t x = std::get<int64_t>(v);
-      if (k == Kind::B32) x = static_cast<int32_t>(static_cast<uint32_t>(x));
-      entry_.push_back(std::string(k == Kind::B32 ? "mov.b32 " : "mov.b64 ") + r + ", " + int_literal(x));
+      static const char* kMov[] = {"", "", "mov.b32 ", "mov.b64 ", "mov.f32 ", "mov.f64 "};
+      entry_.push_back(kMov[static_cast<int>(k)] + r + ", " + imm);
     }
     names_[u.get()] = r;
     return r;
@@ -773,15 +782,6 @@ class PtxRenderer {
     ins(pre + "st." + space(index) + "." + mt + " [" + addr + "], " + v);
   }
 
-  std::string reduce_identity(Ops op, DType d) {
-    if (d.is_bool()) return op == Ops::MUL ? "1" : "0";
-    if (d.is_float()) return float_literal(d, op == Ops::ADD ? -0.0 : op == Ops::MUL ? 1.0 : -INFINITY);
-    if (op == Ops::ADD) return "0";
-    if (op == Ops::MUL) return "1";
-    __int128 m = int_min(d);
-    return int_literal(int_bits(d) == 64 ? static_cast<int64_t>(m) : static_cast<int64_t>(static_cast<int32_t>(m)));
-  }
-
   void statement(const Statement& s) {
     const UOp& u = s.u;
     switch (s.kind) {
@@ -826,7 +826,7 @@ class PtxRenderer {
       }
       case StatementKind::ACC_INIT: {
         Kind k = kind_of(u.dtype(), u);
-        std::string r = reg(k), id = reduce_identity(u.arg_as<ReduceArg>().op, u.dtype());
+        std::string r = reg(k), id = immediate(UOp::const_(u.dtype(), accumulator_start(u.arg_as<ReduceArg>().op, u.dtype())));
         if (k == Kind::Pred) {
           std::string w = reg(Kind::B32);
           ins("mov.b32 " + w + ", " + id);
