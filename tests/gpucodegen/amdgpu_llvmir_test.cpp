@@ -16,7 +16,7 @@ namespace {
 
 using amdgpu_test::E;
 
-std::filesystem::path golden_dir() { return std::filesystem::path(__FILE__).parent_path() / "golden"; }
+std::filesystem::path golden_dir() { return DOORBELL_GOLDEN_DIR; }
 
 std::string read_text(const std::filesystem::path& p) {
   std::ifstream f(p);

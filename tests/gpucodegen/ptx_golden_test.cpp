@@ -16,7 +16,7 @@
 namespace doorbell {
 namespace {
 
-const std::filesystem::path kGoldenDir = std::filesystem::path(__FILE__).parent_path() / "golden";
+const std::filesystem::path kGoldenDir = DOORBELL_GOLDEN_DIR;
 
 UOp only_kernel(const Tensor& t) {
   UOp linear = t.schedule_linear();
