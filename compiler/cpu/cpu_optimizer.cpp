@@ -8,9 +8,9 @@
 
 #include "compiler/cpu/vectorize.h"
 #include "compiler/expander.h"
+#include "compiler/late_lowering.h"
 #include "compiler/optimizer.h"
 #include "compiler/range_split.h"
-#include "compiler/transcendental.h"
 #include "ir/debug.h"
 #include "ir/graph_rewrite.h"
 #include "ir/symbolic.h"
@@ -205,15 +205,15 @@ UOp optimize_for_cpu(const UOp& sink) {
 }
 
 UOp lower_for_cpu(const UOp& sink, bool noopt) {
-  if (noopt) return decompose_transcendentals(sink);
+  if (noopt) return lower_late(sink, c_lowering_options());
   UOp opt = optimize_for_cpu(sink);
   if (!(opt == sink)) {
     std::string why;
-    if (std::optional<UOp> v = vectorize_kernel(decompose_transcendentals(expand_kernel(opt)), &why)) return *v;
+    if (std::optional<UOp> v = vectorize_kernel(lower_late(expand_kernel(opt), c_lowering_options()), &why)) return *v;
     if (debug_level() >= 3)  // DEBUG=3: why a kernel runs in scalar lanes
       std::fprintf(stderr, "cpu: kernel %s not vectorized: %s\n", sink.key().hex().substr(0, 16).c_str(), why.c_str());
   }
-  return decompose_transcendentals(expand_kernel(apply_optimizations(sink)));
+  return lower_late(expand_kernel(apply_optimizations(sink)), c_lowering_options());
 }
 
 }  // namespace doorbell

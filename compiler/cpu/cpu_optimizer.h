@@ -23,8 +23,9 @@ int cpu_vector_lanes();
 // The kernel SINK with its ranges split for the CPU; the kernel itself when nothing applies.
 UOp optimize_for_cpu(const UOp& sink);
 
-// The CPU pipeline after optimization: optimize_for_cpu, expand, decompose transcendentals, vectorize; when the
-// vectorizer refuses the kernel, compiler/optimizer.h's scalar optimizations instead. What the C renderer gets.
+// The CPU pipeline after optimization: optimize_for_cpu, expand, lower_late (compiler/late_lowering.h, the C
+// target's options), vectorize; when the vectorizer refuses the kernel, compiler/optimizer.h's scalar optimizations
+// instead. What the C renderer gets.
 UOp lower_for_cpu(const UOp& sink, bool noopt);
 
 }  // namespace doorbell

@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/late_lowering.h"
 #include "compiler/linearize.h"
-#include "compiler/transcendental.h"
 #include "ir/graph_rewrite.h"
 #include "ir/printer.h"
 #include "ir/reduce_identity.h"
@@ -211,7 +211,7 @@ class LlvmRenderer {
   explicit LlvmRenderer(const LlvmIrTarget& target) : target_(target) {}
 
   std::string render(const std::string& name, const GpuKernel& k) {
-    const UOp sink = lower_pow_and_transcendentals(k.sink);
+    const UOp sink = lower_late(k.sink, amdgpu_lowering_options());
     std::vector<Statement> statements = linearize(sink);
     std::map<int64_t, UOp> params;
     std::vector<UOp> specials;
@@ -688,8 +688,6 @@ class LlvmRenderer {
 };
 
 }  // namespace
-
-UOp lower_pow_and_transcendentals(const UOp& sink) { return decompose_transcendentals(decompose_pow(sink)); }
 
 LlvmIrTarget amdgpu_llvm_target(const GpuTarget& t) {
   if (t.vendor != GpuVendor::AMD) throw std::invalid_argument("amdgpu_llvm_target: " + t.arch + " is not an AMD target");

@@ -45,14 +45,11 @@ struct LlvmIrTarget {
 // The AMDGPU (amdhsa) form of `t`; throws std::invalid_argument unless t is an AMD target.
 LlvmIrTarget amdgpu_llvm_target(const GpuTarget& t);
 
-// The kernel as an LLVM module with one kernel function named `name`, taking one pointer per buffer slot
+// The kernel, lowered by lower_late with amdgpu_lowering_options() (compiler/late_lowering.h), as an LLVM module
+// with one kernel function named `name`, taking one pointer per buffer slot
 // (data0, data1, ...); each local buffer (compiler/gpu/group_reduce.h) is a global @<name>_db_local<slot> in
 // local_addrspace. Throws std::invalid_argument naming the node when an op or dtype cannot be rendered.
 std::string render_llvm_ir(const std::string& name, const GpuKernel& k, const GpuTarget& t);
 std::string render_llvm_ir(const std::string& name, const GpuKernel& k, const LlvmIrTarget& t);
-
-// decompose_pow then decompose_transcendentals (compiler/transcendental.h): what AMDGPU has no instruction for.
-// render_llvm_ir applies it; exposed for tests.
-UOp lower_pow_and_transcendentals(const UOp& sink);
 
 }  // namespace doorbell

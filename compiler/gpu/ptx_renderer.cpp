@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "compiler/gpu/gpu_optimizer.h"
+#include "compiler/late_lowering.h"
 #include "compiler/linearize.h"
 #include "compiler/optimizer.h"
-#include "compiler/transcendental.h"
 #include "ir/graph_rewrite.h"
 #include "ir/printer.h"
 #include "ir/reduce_identity.h"
@@ -861,7 +861,7 @@ class PtxRenderer {
 
 GpuKernel prepare_gpu_kernel(const UOp& sink, const GpuTarget& target, const GpuDimsOptions& options) {
   GpuKernel k = optimize_for_gpu(sink, target, {.optimize = !noopt_enabled(), .dims = options});
-  k.sink = decompose_transcendentals(decompose_pow(k.sink));
+  k.sink = lower_late(k.sink, ptx_lowering_options());
   return k;
 }
 

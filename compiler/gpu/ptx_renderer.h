@@ -33,8 +33,8 @@ namespace doorbell {
 // The PTX ISA version every rendered module declares: 8.0 is CUDA 12.0's, so every ptxas from 12.0 on accepts it.
 inline constexpr const char* kPtxVersion = "8.0";
 
-// optimize_for_gpu (compiler/gpu/gpu_optimizer.h; optimizations off with NOOPT=1), then decompose_pow and
-// decompose_transcendentals (compiler/transcendental.h): the form render_ptx takes.
+// optimize_for_gpu (compiler/gpu/gpu_optimizer.h; optimizations off with NOOPT=1), then lower_late with
+// ptx_lowering_options() (compiler/late_lowering.h): the form render_ptx takes.
 GpuKernel prepare_gpu_kernel(const UOp& sink, const GpuTarget& target, const GpuDimsOptions& options = {});
 
 // One `.visible .entry name(.param .u64 data0, ...)` with a pointer per buffer slot in slot order.
