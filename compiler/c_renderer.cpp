@@ -330,6 +330,11 @@ class CRenderer {
         split_stack_.pop_back();
         return;
       case StatementKind::VALUE: {
+        if (u.op() == Ops::CAST && u.dtype() == dtypes::float32 && is_half(u.src(0).dtype())) {
+          names_[u.get()] = expr(u.src(0));  // a 16-bit float already is its float32 value
+          types_[u.get()] = "float";
+          return;
+        }
         std::string e;
         if (u.dtype().lanes > 1) {
           e = vector_value(u);
