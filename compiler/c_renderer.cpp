@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "ir/printer.h"
+#include "ir/reduce_identity.h"
 
 namespace doorbell {
 namespace {
@@ -53,21 +54,6 @@ static inline float db_rh(float f) { return db_h2f(db_f2h(f)); }
 static inline float db_rbf(float f) { return db_bf2f(db_f2bf(f)); }
 static inline float db_maxf(float a, float b) { return (a != a || b != b) ? __builtin_nanf("") : (a < b ? b : a); }
 static inline double db_maxd(double a, double b) { return (a != a || b != b) ? __builtin_nan("") : (a < b ? b : a); }
-/* Division by zero gives 0 and INT64_MIN / -1 wraps instead of trapping: the IR leaves both undefined. */
-static inline int64_t db_cdiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? (int64_t)(0ull - (uint64_t)a) : a / b; }
-static inline int64_t db_cmod(int64_t a, int64_t b) { return (b == 0 || b == -1) ? 0 : a % b; }
-static inline int64_t db_floordiv(int64_t a, int64_t b) {
-  int64_t q = db_cdiv(a, b);
-  if (b != 0 && b != -1 && a % b != 0 && ((a < 0) != (b < 0))) q--;
-  return q;
-}
-static inline int64_t db_floormod(int64_t a, int64_t b) {
-  int64_t r = db_cmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-static inline uint64_t db_udiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b; }
-static inline uint64_t db_umod(uint64_t a, uint64_t b) { return b == 0 ? 0 : a % b; }
 )C";
 
 [[noreturn]] void fail(const std::string& what, const UOp& u) {
@@ -169,27 +155,8 @@ std::string const_literal(const UOp& u) {
   return int_literal(d, std::get<int64_t>(v));
 }
 
-// The identity of a reduce op: the accumulator's start. Float sums start at -0.0 so that a sum of -0.0 stays -0.0.
-std::string reduce_identity(Ops op, DType d) {
-  if (d.is_bool()) return op == Ops::MUL ? "1" : "0";
-  if (d.is_float()) return op == Ops::ADD ? float_literal(d, -0.0) : op == Ops::MUL ? float_literal(d, 1.0) : float_literal(d, -INFINITY);
-  if (op == Ops::ADD) return int_literal(d, 0);
-  if (op == Ops::MUL) return int_literal(d, 1);
-  return int_literal(d, int_min(d));
-}
-
-// A float op computed in double and rounded once to `d`, as exec_alu does for the math library's functions.
-std::string via_double(DType d, const std::string& call) {
-  if (is_double(d)) return call;
-  return round_to(d, "(float)" + call);
-}
-
-std::string int_div(Ops op, DType d, const std::string& t, const std::string& a, const std::string& b) {
-  if (d.scalar_type == ScalarType::UInt64)
-    return std::string(op == Ops::CDIV || op == Ops::FLOORDIV ? "db_udiv(" : "db_umod(") + a + ", " + b + ")";
-  const char* fn = op == Ops::CDIV ? "db_cdiv" : op == Ops::CMOD ? "db_cmod" : op == Ops::FLOORDIV ? "db_floordiv" : "db_floormod";
-  return "((" + t + ")" + fn + "((int64_t)" + a + ", (int64_t)" + b + "))";
-}
+// A float op computed in double and rounded once to float32, as exec_alu does for the math library's functions.
+std::string via_double(DType d, const std::string& call) { return is_double(d) ? call : "(float)" + call; }
 
 std::string cast(DType out, const std::string& t, const std::string& a) {
   if (out.is_bool()) return "(uint8_t)(" + a + " != 0)";
@@ -221,12 +188,12 @@ std::string alu(const UOp& u, Ops op, DType out, const std::string& t, std::vect
   auto bin = [&](const char* sym) { return "(" + a[0] + " " + sym + " " + a[1] + ")"; };
   auto wrap = [&](const std::string& e) { return "((" + t + ")" + e + ")"; };
   switch (op) {
-    case Ops::ADD: return b ? bin("|") : f ? round_to(out, bin("+")) : wrap(bin("+"));
-    case Ops::SUB: return b ? bin("^") : f ? round_to(out, bin("-")) : wrap(bin("-"));
-    case Ops::MUL: return b ? bin("&") : f ? round_to(out, bin("*")) : wrap(bin("*"));
+    case Ops::ADD: return b ? bin("|") : f ? bin("+") : wrap(bin("+"));
+    case Ops::SUB: return b ? bin("^") : f ? bin("-") : wrap(bin("-"));
+    case Ops::MUL: return b ? bin("&") : f ? bin("*") : wrap(bin("*"));
     case Ops::FDIV:
       if (!f) fail("FDIV needs a float dtype", u);
-      return round_to(out, bin("/"));
+      return bin("/");
     case Ops::MAX:
       if (f) return std::string(is_double(out) ? "db_maxd(" : "db_maxf(") + a[0] + ", " + a[1] + ")";
       return "(" + a[0] + " < " + a[1] + " ? " + a[1] + " : " + a[0] + ")";
@@ -242,7 +209,7 @@ std::string alu(const UOp& u, Ops op, DType out, const std::string& t, std::vect
       return via_double(out, "__builtin_pow((double)" + a[0] + ", (double)" + a[1] + ")");
     case Ops::RECIPROCAL:
       if (!f) fail("RECIPROCAL needs a float dtype", u);
-      return is_double(out) ? "(1.0 / " + a[0] + ")" : round_to(out, "(1.0f / " + a[0] + ")");
+      return is_double(out) ? "(1.0 / " + a[0] + ")" : "(1.0f / " + a[0] + ")";
     case Ops::MULACC:
       if (f) return via_double(out, "((double)" + a[0] + " * (double)" + a[1] + " + (double)" + a[2] + ")");
       return b ? "((" + a[0] + " & " + a[1] + ") | " + a[2] + ")" : wrap("(" + a[0] + " * " + a[1] + " + " + a[2] + ")");
@@ -254,9 +221,9 @@ std::string alu(const UOp& u, Ops op, DType out, const std::string& t, std::vect
     case Ops::XOR: return wrap(bin("^"));
     case Ops::SHL: return wrap("((" + unsigned_type(out) + ")" + a[0] + " << " + a[1] + ")");
     case Ops::SHR: return wrap(bin(">>"));
-    case Ops::CDIV: case Ops::CMOD: case Ops::FLOORDIV: case Ops::FLOORMOD:
+    case Ops::CDIV: case Ops::CMOD:  // lower_late has made the divisor nonzero (and not -1 for signed types)
       if (f || b) fail("integer division needs an integer dtype", u);
-      return int_div(op, out, t, a[0], a[1]);
+      return wrap(bin(op == Ops::CDIV ? "/" : "%"));
     case Ops::WHERE: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
     case Ops::CAST: return cast(out, t, a[0]);
     case Ops::BITCAST: return bitcast(out, in[0], a[0]);
@@ -335,7 +302,6 @@ class CRenderer {
     std::string e = element(index);
     if (d.scalar_type == ScalarType::Float16) e = "db_h2f(" + e + ")";
     else if (d.scalar_type == ScalarType::BFloat16) e = "db_bf2f(" + e + ")";
-    else if (d.is_bool()) e = "(uint8_t)(" + e + " != 0)";
     if (index.src().size() == 3) e = "(" + expr(index.src(2)) + " ? " + e + " : 0)";  // a false gate reads 0
     return e;
   }
@@ -370,6 +336,11 @@ class CRenderer {
         split_stack_.pop_back();
         return;
       case StatementKind::VALUE: {
+        if (u.op() == Ops::CAST && u.dtype() == dtypes::float32 && is_half(u.src(0).dtype())) {
+          names_[u.get()] = expr(u.src(0));  // a 16-bit float already is its float32 value
+          types_[u.get()] = "float";
+          return;
+        }
         std::string e;
         if (u.dtype().lanes > 1) {
           e = vector_value(u);
@@ -389,7 +360,8 @@ class CRenderer {
       }
       case StatementKind::ACC_INIT: {
         std::string n = fresh("acc");
-        std::string id = reduce_identity(u.arg_as<ReduceArg>().op, DType(u.dtype().scalar_type));
+        DType d = u.dtype().scalar();
+        std::string id = const_literal(UOp::const_(d, accumulator_start(u.arg_as<ReduceArg>().op, d)));
         if (u.dtype().lanes > 1) id = "(" + ctype(u.dtype()) + ")" + id;
         line(ctype(u.dtype()) + " " + n + " = " + id + ";");
         names_[u.get()] = n;
@@ -408,7 +380,10 @@ class CRenderer {
           line("}");
           return;
         }
-        line(acc + " = " + alu(u, op, u.dtype(), t, {acc, expr(u.src(0))}, {t, expr_type(u.src(0))}, {u.dtype(), u.src(0).dtype()}) + ";");
+        std::string e = alu(u, op, u.dtype(), t, {acc, expr(u.src(0))}, {t, expr_type(u.src(0))}, {u.dtype(), u.src(0).dtype()});
+        // a 16-bit float accumulator rounds after each sum or product, as lower_late's ops do (compiler/late_lowering.h)
+        if (op != Ops::MAX) e = round_to(u.dtype(), e);
+        line(acc + " = " + e + ";");
         return;
       }
       case StatementKind::BARRIER:  // a CPU kernel has no thread block to wait for (only GPU kernels group reduces)

@@ -15,7 +15,7 @@
 #include "compiler/gpu/group_reduce.h"
 #include "compiler/kernel_estimates.h"
 #include "compiler/optimizer.h"
-#include "compiler/transcendental.h"
+#include "compiler/late_lowering.h"
 #include "compiler/verify.h"
 #include "ir/debug.h"
 
@@ -65,22 +65,22 @@ UOp PassRunner::run(const char* pass, KernelStage after, const UOp& in, const st
     std::fprintf(stderr, "pass %s (%s): -> %zu nodes%s in %.1f us\n", pass, kernel_.c_str(), node_count(out),
                  out == in ? " (unchanged)" : "", us);
   }
-  if (verify_passes()) verify_kernel(out, after, pass);
+  if (verify_passes()) verify_kernel(out, after, pass, &late_);
   return out;
 }
 
 const std::vector<std::string>& last_pipeline_passes() { return t_last_passes; }
 
 LoweredKernel cpu_pipeline(const UOp& sink, const LoweringOptions& options, bool optimize) {
-  (void)options;
-  PassRunner p(sink.key().hex().substr(0, 16));
-  if (verify_passes()) verify_kernel(sink, KernelStage::SCHEDULED, "the scheduler");
+  PassRunner p(sink.key().hex().substr(0, 16), options.late);
+  auto late_lowering = [&](const UOp& in) { return lower_late(in, options.late); };
+  if (verify_passes()) verify_kernel(sink, KernelStage::SCHEDULED, "the scheduler", nullptr);
   UOp k = sink;
   if (optimize) {
     UOp opt = p.run("optimize_cpu", KernelStage::OPTIMIZED, sink, optimize_for_cpu);
     if (!(opt == sink)) {
       UOp v = p.run("expand", KernelStage::EXPANDED, opt, expand_kernel);
-      v = p.run("late_lowering", KernelStage::LOWERED, v, decompose_transcendentals);
+      v = p.run("late_lowering", KernelStage::LOWERED, v, late_lowering);
       std::string why;
       std::optional<UOp> vectorized;
       p.run("vectorize", KernelStage::LOWERED, v, [&](const UOp& in) {
@@ -97,14 +97,16 @@ LoweredKernel cpu_pipeline(const UOp& sink, const LoweringOptions& options, bool
     k = p.run("optimize_scalar", KernelStage::OPTIMIZED, sink, apply_optimizations);
     k = p.run("expand", KernelStage::EXPANDED, k, expand_kernel);
   }
-  k = p.run("late_lowering", KernelStage::LOWERED, k, decompose_transcendentals);
+  k = p.run("late_lowering", KernelStage::LOWERED, k, late_lowering);
   t_last_passes = p.passes();
   return cpu_launch(sink, k);
 }
 
 LoweredKernel gpu_pipeline(const UOp& sink, const GpuTarget& target, const GpuPipelineOptions& options) {
-  PassRunner p(sink.key().hex().substr(0, 16));
-  if (verify_passes()) verify_kernel(sink, KernelStage::SCHEDULED, "the scheduler");
+  static const LateLoweringOptions ptx = ptx_lowering_options(), amdgpu = amdgpu_lowering_options();
+  const LateLoweringOptions& late = options.late != nullptr ? *options.late : target.vendor == GpuVendor::NV ? ptx : amdgpu;
+  PassRunner p(sink.key().hex().substr(0, 16), late);
+  if (verify_passes()) verify_kernel(sink, KernelStage::SCHEDULED, "the scheduler", nullptr);
   UOp k = sink;
   if (options.optimize) {
     if (int64_t lanes = group_lanes_for(sink, target)) {
@@ -120,7 +122,7 @@ LoweredKernel gpu_pipeline(const UOp& sink, const GpuTarget& target, const GpuPi
     return launched.sink;
   });
   if (options.late_lowering)
-    launched.sink = p.run("late_lowering", KernelStage::LOWERED, k, [](const UOp& in) { return decompose_transcendentals(decompose_pow(in)); });
+    launched.sink = p.run("late_lowering", KernelStage::LOWERED, k, [&](const UOp& in) { return lower_late(in, late); });
   t_last_passes = p.passes();
   return launched;
 }

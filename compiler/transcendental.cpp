@@ -2,11 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
-#include <stdexcept>
-#include <unordered_map>
 #include <vector>
-
-#include "ir/graph_rewrite.h"
 
 namespace doorbell {
 namespace {
@@ -163,54 +159,6 @@ UOp sin_f32(const UOp& x) {
   return abs_bits.lt(i32(0x7f800000)).where(y, f32(NAN));  // sin(+-inf) and sin(NaN) are NaN
 }
 
-namespace {
-
-bool decomposed_here(const UOp& u) {
-  if (u.op() != Ops::EXP2 && u.op() != Ops::LOG2 && u.op() != Ops::SIN) return false;
-  DType d = u.dtype();
-  // float64 (and weakfloat, rendered as double) stays: the C target computes it with libm in double. Vector
-  // dtypes do not reach this pass yet (the C renderer has none); they stay too.
-  if (d.lanes != 1) return false;
-  return d.scalar_type == ScalarType::Float32 || d.scalar_type == ScalarType::Float16 || d.scalar_type == ScalarType::BFloat16;
-}
-
-UOp decompose_one(Ops op, const UOp& x) {
-  UOp xf = x.cast(dtypes::float32);  // float16 and bfloat16 compute in float32 and round once at the end
-  UOp y = op == Ops::EXP2 ? exp2_f32(xf) : op == Ops::LOG2 ? log2_f32(xf) : sin_f32(xf);
-  return y.cast(x.dtype());
-}
-
-}  // namespace
-
-namespace {
-
-// `root` rebuilt bottom-up with each node passed through `rewrite` after its sources were rewritten.
-template <class F>
-UOp rewrite_each(const UOp& root, const char* what, F rewrite) {
-  if (!root) throw std::invalid_argument(std::string(what) + ": expected a kernel SINK, got a null UOp");
-  std::unordered_map<const UOpNode*, UOp> done;
-  for (const UOp& u : root.toposort()) {
-    std::vector<UOp> src;
-    src.reserve(u.src().size());
-    bool changed = false;
-    for (const UOp& s : u.src()) {
-      const UOp& n = done.at(s.get());
-      changed |= !(n == s);
-      src.push_back(n);
-    }
-    UOp out = changed ? rebuild_with_src(u, std::move(src)) : u;
-    done.emplace(u.get(), rewrite(std::move(out)));
-  }
-  return done.at(root.get());
-}
-
-}  // namespace
-
-UOp decompose_transcendentals(const UOp& root) {
-  return rewrite_each(root, "decompose_transcendentals",
-                      [](UOp u) { return decomposed_here(u) ? decompose_one(u.op(), u.src(0)) : u; });
-}
-
 // C's pow in float32: exp2(y * log2|x|), with x's sign for an odd integer y, NaN for a negative x and a non-integer
 // y, 1 for y == 0 or x == 1, and log2(0) = -inf giving 0 or inf by y's sign. Parity needs no integer cast: every
 // float32 of magnitude >= 2^24 is even, and there y * 0.5 is exact.
@@ -223,17 +171,6 @@ UOp pow_f32(const UOp& x, const UOp& y) {
   UOp neg_result = is_int.where(is_odd.where(mag.neg(), mag), x.const_like(NAN));
   UOp r = x.lt(zero).where(neg_result, mag);
   return (y.eq(zero) | x.eq(one)).where(one, r);
-}
-
-UOp decompose_pow(const UOp& root) {
-  return rewrite_each(root, "decompose_pow", [](UOp u) {
-    DType d = u.dtype();
-    if (u.op() != Ops::POW || d.lanes != 1 || !d.is_float() || d.scalar_type == ScalarType::Float64 ||
-        d.scalar_type == ScalarType::WeakFloat)
-      return u;
-    if (d == dtypes::float32) return pow_f32(u.src(0), u.src(1));
-    return pow_f32(u.src(0).cast(dtypes::float32), u.src(1).cast(dtypes::float32)).cast(d);
-  });
 }
 
 }  // namespace doorbell

@@ -28,7 +28,7 @@ RangeSet without(RangeSet s, const UOp& closer) {
 
 class Verifier {
  public:
-  Verifier(KernelStage stage, const char* after) : stage_(stage), after_(after) {}
+  Verifier(KernelStage stage, const char* after, const LateLoweringOptions* late) : stage_(stage), after_(after), late_(late) {}
 
   void check(const UOp& sink) {
     if (!sink || sink.op() != Ops::SINK) fail("the kernel's root is a SINK", sink);
@@ -108,13 +108,36 @@ class Verifier {
       case Ops::SPECIAL:
         if (stage_ == KernelStage::SCHEDULED) fail("no SPECIAL thread index in the scheduler's kernel", u);
         break;
-      case Ops::EXP2: case Ops::LOG2: case Ops::SIN:
-        if (stage_ == KernelStage::LOWERED && u.dtype().lanes == 1 &&
-            (u.dtype().scalar_type == ScalarType::Float32 || u.dtype().scalar_type == ScalarType::Float16 ||
-             u.dtype().scalar_type == ScalarType::BFloat16))
-          fail("float32/float16/bfloat16 transcendentals decomposed by late_lowering", u);
-        break;
       default: break;
+    }
+    if (stage_ == KernelStage::LOWERED) check_lowered(u);
+  }
+
+  static bool is_half(DType d) { return d.scalar_type == ScalarType::Float16 || d.scalar_type == ScalarType::BFloat16; }
+
+  // What lower_late leaves for the renderer (compiler/late_lowering.h).
+  void check_lowered(const UOp& u) const {
+    const Ops op = u.op();
+    const bool transcendental = op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN;
+    if (late_ == nullptr) {
+      if (transcendental && u.dtype().lanes == 1 && (u.dtype().scalar_type == ScalarType::Float32 || is_half(u.dtype())))
+        fail("float32/float16/bfloat16 transcendentals decomposed by late_lowering", u);
+      return;
+    }
+    if (u.dtype().lanes != 1) return;  // vectors are made after late_lowering, of what it left
+    if ((op == Ops::FLOORDIV || op == Ops::FLOORMOD) && !late_->floor_division)
+      fail("floor division and modulo lowered to CDIV / CMOD by late_lowering", u);
+    if (transcendental && !late_->transcendentals.contains(u.dtype()))
+      fail(std::string(op_name(op)) + " of " + u.dtype().name() + " decomposed by late_lowering (the renderer has no instruction)", u);
+    if (op == Ops::POW && !late_->pow.contains(u.dtype()))
+      fail("POW of " + u.dtype().name() + " decomposed by late_lowering (the renderer has no instruction)", u);
+    const bool rounds = op == Ops::ADD || op == Ops::SUB || op == Ops::MUL || op == Ops::FDIV || op == Ops::SQRT ||
+                        op == Ops::RECIPROCAL || op == Ops::MULACC || transcendental || op == Ops::POW;
+    if (rounds && is_half(u.dtype()) && !late_->half_arithmetic)
+      fail("16-bit float arithmetic computed in float32 by late_lowering", u);
+    if ((op == Ops::LOAD || op == Ops::STORE) && !late_->bool_memory) {
+      const UOp& b = u.src(0).src(0);
+      if ((b.op() == Ops::AFTER ? b.src(0) : b).dtype().is_bool()) fail("bool buffers read and written as bytes by late_lowering", u);
     }
   }
 
@@ -137,12 +160,15 @@ class Verifier {
 
   KernelStage stage_;
   const char* after_;
+  const LateLoweringOptions* late_;
   NodeMap<RangeSet> free_;
   std::vector<UOp> ranges_seen_;
 };
 
 }  // namespace
 
-void verify_kernel(const UOp& sink, KernelStage stage, const char* after) { Verifier(stage, after).check(sink); }
+void verify_kernel(const UOp& sink, KernelStage stage, const char* after, const LateLoweringOptions* late) {
+  Verifier(stage, after, late).check(sink);
+}
 
 }  // namespace doorbell

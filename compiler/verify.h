@@ -9,10 +9,13 @@
 //  - SCHEDULED: ranges are LOOP or REDUCE, there is no SPECIAL thread index;
 //  - EXPANDED and later: no UPCAST or UNROLL range is left;
 //  - LAUNCHED: no LOOP range is left (output loops became SPECIAL thread indices);
-//  - LOWERED: no float32, float16 or bfloat16 EXP2, LOG2 or SIN is left (every renderer takes them decomposed).
+//  - LOWERED: only what the renderer has natively (compiler/late_lowering.h, the target's LateLoweringOptions): no
+//    FLOORDIV/FLOORMOD, 16-bit float arithmetic, bool buffers, EXP2/LOG2/SIN or POW of a dtype it lacks. Without
+//    options (a unit test), no float32/float16/bfloat16 EXP2, LOG2 or SIN (no renderer has them).
 #pragma once
 #include <stdexcept>
 
+#include "compiler/late_lowering.h"
 #include "compiler/pipeline.h"
 #include "ir/uop.h"
 
@@ -23,7 +26,8 @@ class VerifyError : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
-// Throws VerifyError naming `after` (the pass that produced the kernel), the invariant and the node.
-void verify_kernel(const UOp& sink, KernelStage stage, const char* after);
+// Throws VerifyError naming `after` (the pass that produced the kernel), the invariant and the node. `late`: what the
+// target renders natively, for the LOWERED stage (null: the check every target shares).
+void verify_kernel(const UOp& sink, KernelStage stage, const char* after, const LateLoweringOptions* late = nullptr);
 
 }  // namespace doorbell

@@ -1,7 +1,6 @@
 #include "scheduler/rangeify.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -9,6 +8,7 @@
 #include <unordered_set>
 
 #include "ir/printer.h"
+#include "ir/reduce_identity.h"
 #include "ir/symbolic.h"
 #include "scheduler/schedule.h"
 
@@ -64,13 +64,6 @@ UOp and_valid(const UOp& a, const UOp& b) {
   if (a.is_const_value(1)) return b;
   if (b.is_const_value(1)) return a;
   return a & b;
-}
-
-UOp reduce_identity(Ops op, DType dt) {
-  if (op == Ops::ADD) return UOp::const_(dt, int64_t{0});
-  if (op == Ops::MUL) return UOp::const_(dt, int64_t{1});
-  if (dt.is_float()) return UOp::const_(dt, -INFINITY);
-  return dt.is_bool() ? UOp::const_(dt, false) : UOp::const_(dt, static_cast<int64_t>(int_min(dt)));
 }
 
 // Index math needs the simplifier only where it divides, takes a remainder or compares (reshape splits, PAD
@@ -396,7 +389,7 @@ class Rangeifier {
     Idx src_idx = idx;
     std::vector<UOp> ranges;
     for (int64_t ax : r.axes) {
-      if (in[ax] == 0) return reduce_identity(r.op, node.dtype());  // an empty reduce is its identity
+      if (in[ax] == 0) return UOp::const_(node.dtype(), reduce_identity(r.op, node.dtype()));  // an empty reduce is its identity
       if (in[ax] == 1) { src_idx[ax] = wconst(0); continue; }
       src_idx[ax] = UOp::range(wconst(in[ax]), next_axis_++, AxisType::REDUCE);
       ranges.push_back(src_idx[ax]);

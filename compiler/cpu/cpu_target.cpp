@@ -14,6 +14,7 @@ class CpuCTarget final : public Target {
     options_.renderer = "C";
     options_.vector_lanes = cpu_vector_lanes();
     options_.threads = true;
+    options_.late = c_lowering_options();
     options_.split_leading_reduce = true;
     options_.pack_matmul_panels = true;
     compiler_ = find_c_compiler().value_or("");

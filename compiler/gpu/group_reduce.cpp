@@ -1,12 +1,12 @@
 #include "compiler/gpu/group_reduce.h"
 
-#include <cmath>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "ir/graph_rewrite.h"
 #include "ir/printer.h"
+#include "ir/reduce_identity.h"
 
 namespace doorbell {
 namespace {
@@ -21,15 +21,6 @@ int64_t const_size(const UOp& range) {
 }
 
 UOp index_const(int64_t v) { return UOp::const_(dtypes::weakint, v); }
-
-// The value a lane past the end combines: the reduce op's identity (-0.0 for float sums, which leaves any sum as it
-// is, -0.0 included).
-UOp identity_of(Ops op, DType d) {
-  if (op == Ops::ADD) return d.is_float() ? UOp::const_(d, -0.0) : UOp::const_(d, int64_t{0});
-  if (op == Ops::MUL) return UOp::const_(d, int64_t{1});
-  if (d.is_float()) return UOp::const_(d, -INFINITY);
-  return d.is_bool() ? UOp::const_(d, false) : UOp::const_(d, static_cast<int64_t>(int_min(d)));
-}
 
 // For every node, the ranges its value varies with: its own if it is a RANGE, its sources', less those a REDUCE
 // closes.
@@ -115,7 +106,8 @@ UOp group_reduces(const UOp& sink, int64_t lanes) {
       ranges[u.src(i + 1).get()] = v;
     }
     UOp x = substitute(substitute(u.src(0), grouped), ranges);
-    if (valid) x = valid.where(x, identity_of(arg.op, u.dtype()));
+    // a lane past the end combines the identity (-0.0 for float sums, which leaves any sum as it is)
+    if (valid) x = valid.where(x, UOp::const_(u.dtype(), accumulator_start(arg.op, u.dtype())));
     UOp partial = UOp::make(Ops::REDUCE, u.dtype(), {x, r}, arg);
 
     UOp local = UOp::make(Ops::PARAM, u.dtype(), {}, ParamArg{slot, AddrSpace::LOCAL, "db_local" + std::to_string(slot), 0, lanes - 1});

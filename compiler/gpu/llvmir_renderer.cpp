@@ -1,5 +1,6 @@
 #include "compiler/gpu/llvmir_renderer.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -10,10 +11,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/late_lowering.h"
 #include "compiler/linearize.h"
-#include "compiler/transcendental.h"
 #include "ir/graph_rewrite.h"
 #include "ir/printer.h"
+#include "ir/reduce_identity.h"
 
 namespace doorbell {
 namespace {
@@ -166,13 +168,8 @@ std::string reg_type(DType d, const UOp* bounds_of = nullptr) {
 }
 std::string reg_type(const UOp& u) { return reg_type(u.dtype(), &u); }
 
-// The LLVM type of an element in memory: bool is a byte, 16-bit floats are their bits.
-std::string mem_type(DType d) {
-  if (d.is_bool()) return "i8";
-  if (is_half(d)) return "i16";
-  return reg_type(d);
-}
-int mem_align(DType d) { return d.is_bool() ? 1 : d.itemsize(); }
+// The LLVM type of an element in memory: 16-bit floats are their bits.
+std::string mem_type(DType d) { return is_half(d) ? "i16" : reg_type(d); }
 
 std::string float_literal(const std::string& t, double v) {
   // LLVM writes float constants as the hex bits of the equal double; a float constant must be exact in float.
@@ -209,7 +206,7 @@ class LlvmRenderer {
   explicit LlvmRenderer(const LlvmIrTarget& target) : target_(target) {}
 
   std::string render(const std::string& name, const GpuKernel& k) {
-    const UOp sink = lower_pow_and_transcendentals(k.sink);
+    const UOp sink = lower_late(k.sink, amdgpu_lowering_options());
     std::vector<Statement> statements = linearize(sink);
     std::map<int64_t, UOp> params;
     std::vector<UOp> specials;
@@ -357,44 +354,6 @@ class LlvmRenderer {
 
   std::string alloca_ptr() const { return "ptr addrspace(" + std::to_string(target_.alloca_addrspace) + ")"; }
 
-  // a / b and a % b in type `t` with the C renderer's semantics (see the header).
-  std::string int_div(Ops op, bool is_unsigned, const std::string& t, const std::string& a, const std::string& b) {
-    const std::string z = int_literal(t, 0), one = int_literal(t, 1), m1 = int_literal(t, -1);
-    std::string bz = def("icmp eq " + t + " " + b + ", " + z);
-    if (is_unsigned) {
-      std::string safe = def("select i1 " + bz + ", " + t + " " + one + ", " + t + " " + b);
-      bool div = op == Ops::CDIV || op == Ops::FLOORDIV;
-      std::string r = def(std::string(div ? "udiv " : "urem ") + t + " " + a + ", " + safe);
-      return def("select i1 " + bz + ", " + t + " " + z + ", " + t + " " + r);
-    }
-    std::string bm1 = def("icmp eq " + t + " " + b + ", " + m1);
-    std::string special = def("or i1 " + bz + ", " + bm1);
-    std::string safe = def("select i1 " + special + ", " + t + " " + one + ", " + t + " " + b);
-    std::string q = def("sdiv " + t + " " + a + ", " + safe);
-    std::string r = def("srem " + t + " " + a + ", " + safe);
-    std::string rz = def("icmp ne " + t + " " + r + ", " + z);
-    std::string r_neg = def("icmp slt " + t + " " + r + ", " + z);
-    std::string b_neg = def("icmp slt " + t + " " + b + ", " + z);
-    if (op == Ops::CDIV || op == Ops::FLOORDIV) {
-      std::string nega = def("sub " + t + " " + z + ", " + a);
-      if (op == Ops::FLOORDIV) {  // the signs of a and b differ exactly when r and b differ (r != 0)
-        std::string differ = def("xor i1 " + r_neg + ", " + b_neg);
-        std::string adj = def("and i1 " + rz + ", " + differ);
-        std::string qm1 = def("sub " + t + " " + q + ", " + one);
-        q = def("select i1 " + adj + ", " + t + " " + qm1 + ", " + t + " " + q);
-      }
-      std::string x = def("select i1 " + bm1 + ", " + t + " " + nega + ", " + t + " " + q);
-      return def("select i1 " + bz + ", " + t + " " + z + ", " + t + " " + x);
-    }
-    if (op == Ops::FLOORMOD) {
-      std::string differ = def("xor i1 " + r_neg + ", " + b_neg);
-      std::string adj = def("and i1 " + rz + ", " + differ);
-      std::string rb = def("add " + t + " " + r + ", " + b);
-      r = def("select i1 " + adj + ", " + t + " " + rb + ", " + t + " " + r);
-    }
-    return def("select i1 " + special + ", " + t + " " + z + ", " + t + " " + r);
-  }
-
   // A register value of dtype `in` as the storage bits of `in` (iN).
   std::string to_bits(const V& v) {
     if (v.d.scalar_type == ScalarType::Float16) return call_helper("db_f2h", "i16", "float", conv(v, "float"));
@@ -461,10 +420,10 @@ class LlvmRenderer {
     }
     if (f) {
       switch (op) {
-        case Ops::ADD: return round_to(out, bin("fadd"));
-        case Ops::SUB: return round_to(out, bin("fsub"));
-        case Ops::MUL: return round_to(out, bin("fmul"));
-        case Ops::FDIV: return round_to(out, bin("fdiv"));
+        case Ops::ADD: return bin("fadd");
+        case Ops::SUB: return bin("fsub");
+        case Ops::MUL: return bin("fmul");
+        case Ops::FDIV: return bin("fdiv");
         case Ops::NEG: return def("fneg " + t + " " + conv(a[0], t));
         case Ops::MAX: {
           std::string x = conv(a[0], t), y = conv(a[1], t);
@@ -474,13 +433,13 @@ class LlvmRenderer {
           return def("select i1 " + uno + ", " + t + " " + float_literal(t, NAN) + ", " + t + " " + m);
         }
         case Ops::TRUNC: return def("call " + t + " @" + intrinsic("trunc", t, 1) + "(" + t + " " + conv(a[0], t) + ")");
-        case Ops::SQRT: return round_to(out, def("call " + t + " @" + intrinsic("sqrt", t, 1) + "(" + t + " " + conv(a[0], t) + ")"));
-        case Ops::RECIPROCAL: return round_to(out, def("fdiv " + t + " " + float_literal(t, 1.0) + ", " + conv(a[0], t)));
+        case Ops::SQRT: return def("call " + t + " @" + intrinsic("sqrt", t, 1) + "(" + t + " " + conv(a[0], t) + ")");
+        case Ops::RECIPROCAL: return def("fdiv " + t + " " + float_literal(t, 1.0) + ", " + conv(a[0], t));
         case Ops::MULACC: {  // in double, rounded once, as the C renderer
           std::string x = conv(a[0], "double"), y = conv(a[1], "double"), z = conv(a[2], "double");
           std::string p = def("fmul double " + x + ", " + y);
           std::string s = def("fadd double " + p + ", " + z);
-          return round_to(out, conv({s, "double", dtypes::float64}, t));
+          return conv({s, "double", dtypes::float64}, t);
         }
         case Ops::EXP2: case Ops::LOG2: case Ops::SIN: case Ops::POW:
           if (is_double(out)) fail("float64 " + std::string(op_name(op)) + " needs AMD's device libraries (ocml), which are not linked", u);
@@ -530,8 +489,8 @@ class LlvmRenderer {
         r = def("select i1 " + lt + ", " + wt + " " + y + ", " + wt + " " + x);
         break;
       }
-      case Ops::CDIV: case Ops::CMOD: case Ops::FLOORDIV: case Ops::FLOORMOD:
-        r = int_div(op, uns, wt, x, y);
+      case Ops::CDIV: case Ops::CMOD:  // lower_late has made the divisor nonzero (and not -1 for signed types)
+        r = def(std::string(op == Ops::CDIV ? (uns ? "udiv " : "sdiv ") : (uns ? "urem " : "srem ")) + wt + " " + x + ", " + y);
         break;
       default: fail("no LLVM rendering for this op", u);
     }
@@ -561,7 +520,7 @@ class LlvmRenderer {
     std::string t = reg_type(u), mt = mem_type(d);
     auto do_load = [&]() {
       auto [p, pt] = gep(index);
-      std::string raw = def("load " + mt + ", " + pt + " " + p + ", align " + std::to_string(mem_align(d)));
+      std::string raw = def("load " + mt + ", " + pt + " " + p + ", align " + std::to_string(d.itemsize()));
       return from_bits(d, t, raw, mt);
     };
     if (index.src().size() == 3) {  // a false gate reads 0 without touching memory
@@ -593,22 +552,23 @@ class LlvmRenderer {
     V v = value(u.src(1));
     std::string bits;
     if (is_half(d)) bits = call_helper(d.scalar_type == ScalarType::Float16 ? "db_f2h" : "db_f2bf", "i16", "float", conv(v, "float"));
-    else if (d.is_bool()) bits = def("zext i1 " + conv(v, "i1") + " to i8");
     else bits = conv(v, mt);
     auto [p, pt] = gep(index);
-    line("store " + mt + " " + bits + ", " + pt + " " + p + ", align " + std::to_string(mem_align(d)));
+    line("store " + mt + " " + bits + ", " + pt + " " + p + ", align " + std::to_string(d.itemsize()));
     if (!id.empty()) {
       line("br label %store" + id + "_done");
       label("store" + id + "_done");
     }
   }
 
-  std::string reduce_identity(Ops op, DType d, const std::string& t) {
-    if (d.is_bool()) return op == Ops::MUL ? "true" : "false";
-    if (d.is_float()) return float_literal(t, op == Ops::ADD ? -0.0 : op == Ops::MUL ? 1.0 : -INFINITY);
-    if (op == Ops::ADD) return int_literal(t, 0);
-    if (op == Ops::MUL) return int_literal(t, 1);
-    return int_literal(t, d.scalar_type == ScalarType::WeakInt && t == "i32" ? INT32_MIN : int_min(d));
+  // The accumulator's first value as a literal of its register type `t`.
+  std::string accumulator_literal(Ops op, DType d, const std::string& t) {
+    ConstValue v = accumulator_start(op, d);
+    if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+    if (const double* f = std::get_if<double>(&v)) return float_literal(t, *f);
+    // a weakint accumulator held in i32 (its bounds fit) starts a max at i32's lowest value
+    __int128 x = std::get<int64_t>(v);
+    return int_literal(t, d.scalar_type == ScalarType::WeakInt && t == "i32" ? std::max<__int128>(x, INT32_MIN) : x);
   }
 
   void statement(const Statement& s) {
@@ -654,13 +614,16 @@ class LlvmRenderer {
         allocas_ += "  " + p + " = alloca " + t + ", align " + std::to_string(align) + ", addrspace(" +
                     std::to_string(target_.alloca_addrspace) + ")\n";
         accs_[u.get()] = {p, t, u.dtype()};
-        line("store " + t + " " + reduce_identity(u.arg_as<ReduceArg>().op, u.dtype(), t) + ", " + alloca_ptr() + " " + p);
+        line("store " + t + " " + accumulator_literal(u.arg_as<ReduceArg>().op, u.dtype(), t) + ", " + alloca_ptr() + " " + p);
         return;
       }
       case StatementKind::ACC_UPDATE: {
         const V acc = accs_.at(u.get());
         V cur{def("load " + acc.t + ", " + alloca_ptr() + " " + acc.s), acc.t, u.dtype()};
-        std::string r = alu(u, u.arg_as<ReduceArg>().op, u.dtype(), acc.t, {cur, value(u.src(0))});
+        Ops op = u.arg_as<ReduceArg>().op;
+        std::string r = alu(u, op, u.dtype(), acc.t, {cur, value(u.src(0))});
+        // a 16-bit float accumulator rounds after each sum or product, as lower_late's ops do (compiler/late_lowering.h)
+        if (op != Ops::MAX) r = round_to(u.dtype(), r);
         line("store " + acc.t + " " + r + ", " + alloca_ptr() + " " + acc.s);
         return;
       }
@@ -684,8 +647,6 @@ class LlvmRenderer {
 };
 
 }  // namespace
-
-UOp lower_pow_and_transcendentals(const UOp& sink) { return decompose_transcendentals(decompose_pow(sink)); }
 
 LlvmIrTarget amdgpu_llvm_target(const GpuTarget& t) {
   if (t.vendor != GpuVendor::AMD) throw std::invalid_argument("amdgpu_llvm_target: " + t.arch + " is not an AMD target");

@@ -2,17 +2,18 @@
 // reference §4.9). Text only: no LLVM headers, so the renderer builds without LLVM and its output can be checked
 // in as golden text; compiler/gpu/llvm/amdgpu_compiler.h compiles it in process.
 //
-// The IR computes what the C renderer (compiler/c_renderer.h) computes:
-//  - integers wrap at their width; FLOORDIV/FLOORMOD round toward -inf, CDIV/CMOD truncate; division by zero
-//    gives 0 and INT_MIN / -1 wraps (the divisor is made safe before sdiv/udiv, which are UB otherwise);
-//  - float16 and bfloat16 live in memory as i16 bits and in registers as float, rounded to their type after every
-//    op with the same round-to-nearest-even and NaN bits as the C helpers;
-//  - float32/float16/bfloat16 EXP2, LOG2, SIN are decomposed into float32 arithmetic (compiler/transcendental.h)
-//    before rendering; POW of those types becomes exp2(y * log2|x|) with C pow's sign and special-value rules
-//    (decompose_pow), computed in float32: a few ULP of float32 for moderate results, relative error growing with
-//    |y * log2|x|| (the C target computes pow in double and rounds once).
-//    float64 EXP2/LOG2/SIN/POW need AMD's device libraries and are rejected;
-//  - bool is i1 in registers and i8 (0/1) in memory; a gated load reads 0; MAX propagates NaN.
+// The IR computes what the C renderer (compiler/c_renderer.h) computes. render_llvm_ir first lowers the kernel with
+// lower_late and amdgpu_lowering_options() (compiler/late_lowering.h): floor division, the division edge cases,
+// 16-bit float arithmetic, bool buffers, EXP2/LOG2/SIN and POW become plain ops. Then:
+//  - integers wrap at their width; CDIV/CMOD are sdiv/srem (udiv/urem), whose divisor is never 0 (nor -1, signed);
+//  - float16 and bfloat16 live in memory as i16 bits and in registers as float; a CAST to them rounds, and so does
+//    a 16-bit accumulator after each sum or product, with the same round-to-nearest-even and NaN bits as the C
+//    helpers;
+//  - float32/float16/bfloat16 EXP2, LOG2, SIN and POW arrive as float32 arithmetic (compiler/transcendental.h):
+//    POW within a few ULP of float32 for moderate results, relative error growing with |y * log2|x|| (the C target
+//    computes pow in double and rounds once). float64 EXP2/LOG2/SIN/POW need AMD's device libraries and are
+//    rejected;
+//  - bool is i1 in registers; a gated load reads 0; MAX propagates NaN.
 // Weak integers (index math) are i32 where the node's bounds fit, i64 otherwise, as the C renderer does.
 // Loops are basic blocks with a phi per counter; accumulators are allocas that the optimizer's mem2reg/SROA turn
 // into phis.
@@ -45,14 +46,11 @@ struct LlvmIrTarget {
 // The AMDGPU (amdhsa) form of `t`; throws std::invalid_argument unless t is an AMD target.
 LlvmIrTarget amdgpu_llvm_target(const GpuTarget& t);
 
-// The kernel as an LLVM module with one kernel function named `name`, taking one pointer per buffer slot
+// The kernel, lowered by lower_late with amdgpu_lowering_options() (compiler/late_lowering.h), as an LLVM module
+// with one kernel function named `name`, taking one pointer per buffer slot
 // (data0, data1, ...); each local buffer (compiler/gpu/group_reduce.h) is a global @<name>_db_local<slot> in
 // local_addrspace. Throws std::invalid_argument naming the node when an op or dtype cannot be rendered.
 std::string render_llvm_ir(const std::string& name, const GpuKernel& k, const GpuTarget& t);
 std::string render_llvm_ir(const std::string& name, const GpuKernel& k, const LlvmIrTarget& t);
-
-// decompose_pow then decompose_transcendentals (compiler/transcendental.h): what AMDGPU has no instruction for.
-// render_llvm_ir applies it; exposed for tests.
-UOp lower_pow_and_transcendentals(const UOp& sink);
 
 }  // namespace doorbell

@@ -13,12 +13,13 @@
 #include <vector>
 
 #include "compiler/gpu/gpu_optimizer.h"
+#include "compiler/late_lowering.h"
 #include "compiler/linearize.h"
 #include "compiler/optimizer.h"
 #include "compiler/pipeline.h"
-#include "compiler/transcendental.h"
 #include "ir/graph_rewrite.h"
 #include "ir/printer.h"
+#include "ir/reduce_identity.h"
 
 namespace doorbell {
 namespace {
@@ -65,7 +66,7 @@ std::string op_type(DType d) {
 // The PTX type of an element in memory.
 std::string mem_type(DType d, const UOp& u) {
   switch (d.scalar_type) {
-    case ScalarType::Bool: case ScalarType::UInt8: return "u8";
+    case ScalarType::UInt8: return "u8";
     case ScalarType::Int8: return "s8";
     case ScalarType::Int16: return "s16";
     case ScalarType::UInt16: return "u16";
@@ -186,22 +187,30 @@ class PtxRenderer {
     fail("a value is used before it is defined", u);
   }
 
-  std::string constant(const UOp& u) {
+  // A CONST as an immediate operand: 0/1 for a predicate, float bits, a 32-bit register's integer as int32.
+  std::string immediate(const UOp& u) {
     if (std::holds_alternative<Invalid>(u.arg())) fail("Invalid cannot be rendered", u);
     DType d = u.dtype();
     Kind k = kind_of(d, u);
-    std::string r = reg(k);
     ConstValue v = u.const_value();
+    if (k == Kind::Pred) return std::get<bool>(v) ? "1" : "0";
+    if (k == Kind::F32 || k == Kind::F64) return float_literal(d, std::get<double>(v));
+    int64_t x = std::get<int64_t>(v);
+    if (k == Kind::B32) x = static_cast<int32_t>(static_cast<uint32_t>(x));
+    return int_literal(x);
+  }
+
+  std::string constant(const UOp& u) {
+    std::string imm = immediate(u);
+    Kind k = kind_of(u.dtype(), u);
+    std::string r = reg(k);
     if (k == Kind::Pred) {
       std::string t = reg(Kind::B32);
-      entry_.push_back("mov.u32 " + t + ", " + (std::get<bool>(v) ? "1" : "0"));
+      entry_.push_back("mov.u32 " + t + ", " + imm);
       entry_.push_back("setp.ne.u32 " + r + ", " + t + ", 0");
-    } else if (k == Kind::F32 || k == Kind::F64) {
-      entry_.push_back(std::string(k == Kind::F32 ? "mov.f32 " : "mov.f64 ") + r + ", " + float_literal(d, std::get<double>(v)));
     } else {
-      int64_t x = std::get<int64_t>(v);
-      if (k == Kind::B32) x = static_cast<int32_t>(static_cast<uint32_t>(x));
-      entry_.push_back(std::string(k == Kind::B32 ? "mov.b32 " : "mov.b64 ") + r + ", " + int_literal(x));
+      static const char* kMov[] = {"", "", "mov.b32 ", "mov.b64 ", "mov.f32 ", "mov.f64 "};
+      entry_.push_back(kMov[static_cast<int>(k)] + r + ", " + imm);
     }
     names_[u.get()] = r;
     return r;
@@ -255,6 +264,8 @@ class PtxRenderer {
   std::string convert(const std::string& a, DType in, DType out, const UOp& u) {
     if (in == out) return a;
     Kind ki = kind_of(in, u), ko = kind_of(out, u);
+    // a 16-bit float already is its float32 value in a float32 register: widening it is free
+    if (is_half(in) && !is_half(out) && ko == Kind::F32) return a;
     std::string r = reg(ko);
     if (out.is_bool()) {
       if (ki == Kind::Pred) return a;
@@ -300,6 +311,10 @@ class PtxRenderer {
       return r;
     }
     if (in.is_float() && out.is_float()) {
+      if (is_half(out) && ki == Kind::F32) {  // narrowing rounds
+        round_half(r, a, out);
+        return r;
+      }
       if (ki == Kind::F32 && ko == Kind::F64) ins("cvt.f64.f32 " + r + ", " + a);
       else if (ki == Kind::F64 && ko == Kind::F32) ins("cvt.rn.f32.f64 " + r + ", " + a);
       else ins(std::string(ko == Kind::F64 ? "mov.f64 " : "mov.f32 ") + r + ", " + a);
@@ -397,64 +412,23 @@ class PtxRenderer {
     }
   }
 
-  // Integer CDIV/CMOD/FLOORDIV/FLOORMOD as db_cdiv and friends: b == 0 gives 0, b == -1 wraps instead of trapping.
+  // CDIV/CMOD: lower_late has made the divisor nonzero (and not -1 for signed types), so div and rem are defined.
   std::string int_div(Ops op, DType d, const std::string& a, const std::string& b, const std::string& r) {
-    std::string t = op_type(d);
-    Kind k = int_bits(d) == 64 ? Kind::B64 : Kind::B32;
-    std::string zero = reg(Kind::Pred);
-    ins("setp.eq." + t + " " + zero + ", " + b + ", 0");
-    if (!is_signed_int(d)) {
-      bool div = op == Ops::CDIV || op == Ops::FLOORDIV;
-      ins(std::string(div ? "div." : "rem.") + t + " " + r + ", " + a + ", " + b);
-      ins("selp." + t + " " + r + ", 0, " + r + ", " + zero);
-      return r;
-    }
-    std::string m1 = reg(Kind::Pred), special = reg(Kind::Pred), rem = reg(k);
-    ins("setp.eq." + t + " " + m1 + ", " + b + ", -1");
-    ins("or.pred " + special + ", " + zero + ", " + m1);
-    ins("rem." + t + " " + rem + ", " + a + ", " + b);
-    ins("selp." + t + " " + rem + ", 0, " + rem + ", " + special);
-    std::string sb = reg(Kind::Pred);
-    ins("setp.lt." + t + " " + sb + ", " + b + ", 0");
-    if (op == Ops::CMOD || op == Ops::FLOORMOD) {
-      ins("mov.b" + t.substr(1) + " " + r + ", " + rem);
-      if (op == Ops::FLOORMOD) {  // a nonzero remainder takes the divisor's sign
-        std::string nz = reg(Kind::Pred), sr = reg(Kind::Pred), fix = reg(Kind::Pred);
-        ins("setp.ne." + t + " " + nz + ", " + rem + ", 0");
-        ins("setp.lt." + t + " " + sr + ", " + rem + ", 0");
-        ins("xor.pred " + fix + ", " + sr + ", " + sb);
-        ins("and.pred " + fix + ", " + fix + ", " + nz);
-        ins("@" + fix + " add." + t + " " + r + ", " + r + ", " + b);
-      }
-      return r;
-    }
-    std::string q = reg(k), n = reg(k);
-    ins("div." + t + " " + q + ", " + a + ", " + b);
-    ins("neg." + t + " " + n + ", " + a);
-    ins("selp." + t + " " + q + ", " + n + ", " + q + ", " + m1);
-    ins("selp." + t + " " + r + ", 0, " + q + ", " + zero);
-    if (op == Ops::FLOORDIV) {  // an inexact quotient of operands of different signs rounds down
-      std::string nz = reg(Kind::Pred), sa = reg(Kind::Pred), fix = reg(Kind::Pred);
-      ins("setp.ne." + t + " " + nz + ", " + rem + ", 0");
-      ins("setp.lt." + t + " " + sa + ", " + a + ", 0");
-      ins("xor.pred " + fix + ", " + sa + ", " + sb);
-      ins("and.pred " + fix + ", " + fix + ", " + nz);
-      ins("@" + fix + " sub." + t + " " + r + ", " + r + ", 1");
-    }
+    ins(std::string(op == Ops::CDIV ? "div." : "rem.") + op_type(d) + " " + r + ", " + a + ", " + b);
     return r;
   }
 
   std::string float_alu(Ops op, DType out, const std::vector<std::string>& a, const UOp& u, const std::string& r) {
     std::string t = op_type(out);
     switch (op) {
-      case Ops::ADD: ins("add.rn." + t + " " + r + ", " + a[0] + ", " + a[1]); break;
-      case Ops::SUB: ins("sub.rn." + t + " " + r + ", " + a[0] + ", " + a[1]); break;
-      case Ops::MUL: ins("mul.rn." + t + " " + r + ", " + a[0] + ", " + a[1]); break;
-      case Ops::FDIV: ins("div.rn." + t + " " + r + ", " + a[0] + ", " + a[1]); break;
+      case Ops::ADD: ins("add.rn." + t + " " + r + ", " + a[0] + ", " + a[1]); return r;
+      case Ops::SUB: ins("sub.rn." + t + " " + r + ", " + a[0] + ", " + a[1]); return r;
+      case Ops::MUL: ins("mul.rn." + t + " " + r + ", " + a[0] + ", " + a[1]); return r;
+      case Ops::FDIV: ins("div.rn." + t + " " + r + ", " + a[0] + ", " + a[1]); return r;
       case Ops::NEG: ins("neg." + t + " " + r + ", " + a[0]); return r;
       case Ops::TRUNC: ins("cvt.rzi." + t + "." + t + " " + r + ", " + a[0]); return r;
-      case Ops::SQRT: ins("sqrt.rn." + t + " " + r + ", " + a[0]); break;
-      case Ops::RECIPROCAL: ins("rcp.rn." + t + " " + r + ", " + a[0]); break;
+      case Ops::SQRT: ins("sqrt.rn." + t + " " + r + ", " + a[0]); return r;
+      case Ops::RECIPROCAL: ins("rcp.rn." + t + " " + r + ", " + a[0]); return r;
       case Ops::MAX: {  // db_maxf: NaN if either is NaN, else (a < b ? b : a)
         std::string lt = reg(Kind::Pred), nan = reg(Kind::Pred), m = reg(kind_of(out, u));
         ins("setp.lt." + t + " " + lt + ", " + a[0] + ", " + a[1]);
@@ -477,14 +451,12 @@ class PtxRenderer {
         ins("mul.rn.f64 " + x + ", " + x + ", " + y);
         ins("add.rn.f64 " + x + ", " + x + ", " + z);
         ins("cvt.rn.f32.f64 " + r + ", " + x);
-        break;
+        return r;
       }
       case Ops::EXP2: case Ops::LOG2: case Ops::SIN: case Ops::POW:
         fail(is_f64(out) ? "float64 transcendentals have no PTX instruction" : "transcendentals must be decomposed first (prepare_gpu_kernel)", u);
       default: fail("no PTX rendering of this float op", u);
     }
-    finish_float(r, out);
-    return r;
   }
 
   static bool fits_int32(const UOp& x) { return x.has_bounds() && x.vmin() > INT32_MIN && x.vmax() <= INT32_MAX; }
@@ -523,7 +495,7 @@ class PtxRenderer {
         ins("selp." + t + " " + r + ", " + y + ", " + x + ", " + lt);
         return r;
       }
-      case Ops::CDIV: case Ops::CMOD: case Ops::FLOORDIV: case Ops::FLOORMOD:
+      case Ops::CDIV: case Ops::CMOD:
         if (int_bits(out) == 64 && is_signed_int(out) && u.op() == op && fits_int32(u.src(0)) && fits_int32(u.src(1))) {
           // index math: 64-bit division is a long subroutine on the GPU, and with both operands within
           // (INT32_MIN, INT32_MAX] the 32-bit quotient and remainder are the same numbers
@@ -647,7 +619,7 @@ class PtxRenderer {
       const UOp& index = st.u.src(0);
       const UOp& buf = index.src(0);
       if (index.src().size() != 2 || buf.op() != Ops::PARAM || stored.count(buf.get())) continue;
-      int size = buf.dtype().is_bool() ? 0 : buf.dtype().itemsize();
+      int size = buf.dtype().itemsize();
       if (size != 2 && size != 4 && size != 8) continue;
       if (size == 2 && !is_half(buf.dtype())) continue;  // 16-bit integers load into 32-bit registers
       auto [base, offset] = base_and_offset(index.src(1));
@@ -756,13 +728,6 @@ class PtxRenderer {
       ins(pre + "ld." + sp + ".b16 " + h + ", [" + addr + "]");
       return widen_half(h, d);
     }
-    if (d.is_bool()) {
-      std::string w = reg(Kind::B32), p = reg(Kind::Pred);
-      if (!gate.empty()) ins("mov.b32 " + w + ", 0");
-      ins(pre + "ld." + sp + ".u8 " + w + ", [" + addr + "]");
-      ins("setp.ne.u32 " + p + ", " + w + ", 0");
-      return p;
-    }
     Kind k = kind_of(d, u);
     std::string r = reg(k);
     if (!gate.empty()) ins(std::string(k == Kind::F32 ? "mov.f32 " : k == Kind::F64 ? "mov.f64 " : k == Kind::B32 ? "mov.b32 " : "mov.b64 ") + r + ", " +
@@ -781,21 +746,8 @@ class PtxRenderer {
       std::string h = reg(Kind::B16);
       ins(std::string(d.scalar_type == ScalarType::Float16 ? "cvt.rn.f16.f32 " : "cvt.rn.bf16.f32 ") + h + ", " + v);
       v = h;
-    } else if (d.is_bool()) {
-      std::string w = reg(Kind::B32);
-      ins("selp.u32 " + w + ", 1, 0, " + v);
-      v = w;
     }
     ins(pre + "st." + space(index) + "." + mt + " [" + addr + "], " + v);
-  }
-
-  std::string reduce_identity(Ops op, DType d) {
-    if (d.is_bool()) return op == Ops::MUL ? "1" : "0";
-    if (d.is_float()) return float_literal(d, op == Ops::ADD ? -0.0 : op == Ops::MUL ? 1.0 : -INFINITY);
-    if (op == Ops::ADD) return "0";
-    if (op == Ops::MUL) return "1";
-    __int128 m = int_min(d);
-    return int_literal(int_bits(d) == 64 ? static_cast<int64_t>(m) : static_cast<int64_t>(static_cast<int32_t>(m)));
   }
 
   void statement(const Statement& s) {
@@ -842,7 +794,7 @@ class PtxRenderer {
       }
       case StatementKind::ACC_INIT: {
         Kind k = kind_of(u.dtype(), u);
-        std::string r = reg(k), id = reduce_identity(u.arg_as<ReduceArg>().op, u.dtype());
+        std::string r = reg(k), id = immediate(UOp::const_(u.dtype(), accumulator_start(u.arg_as<ReduceArg>().op, u.dtype())));
         if (k == Kind::Pred) {
           std::string w = reg(Kind::B32);
           ins("mov.b32 " + w + ", " + id);
@@ -855,7 +807,10 @@ class PtxRenderer {
       }
       case StatementKind::ACC_UPDATE: {
         std::string acc = names_.at(u.get());
-        alu(u, u.arg_as<ReduceArg>().op, u.dtype(), {acc, val(u.src(0))}, {u.dtype(), u.src(0).dtype()}, acc);
+        Ops op = u.arg_as<ReduceArg>().op;
+        alu(u, op, u.dtype(), {acc, val(u.src(0))}, {u.dtype(), u.src(0).dtype()}, acc);
+        // a 16-bit float accumulator rounds after each sum or product, as lower_late's ops do (compiler/late_lowering.h)
+        if (is_half(u.dtype()) && op != Ops::MAX) round_half(acc, acc, u.dtype());
         return;
       }
       case StatementKind::STORE: store(u); return;

@@ -19,6 +19,7 @@ class PtxTarget final : public Target {
       : sass_arch_(std::move(sass_arch)), gpu_(gpu_target(ptx_arch_for(sass_arch_))), assembly_(assembly) {
     options_.renderer = "PTX";
     options_.gpu = &gpu_;
+    options_.late = ptx_lowering_options();
     ptxas_ = find_ptxas().value_or("");
     cache_key_ = "PTX|" + gpu_.arch + "|" + sass_arch_ + "|" + (ptxas_.empty() ? std::string("no ptxas") : ptxas_);
   }
@@ -30,7 +31,7 @@ class PtxTarget final : public Target {
   const LoweringOptions& options() const override { return options_; }
 
   LoweredKernel lower(const UOp& sink, bool optimize) const override {
-    return gpu_pipeline(sink, gpu_, {.optimize = optimize, .dims = {}, .late_lowering = true});
+    return gpu_pipeline(sink, gpu_, {.optimize = optimize, .dims = {}, .late_lowering = true, .late = &options_.late});
   }
 
   std::string render(const std::string& name, const LoweredKernel& kernel, const std::vector<Statement>& statements) const override {

@@ -11,6 +11,7 @@
 #include "ir/element_storage.h"
 #include "ir/exec_alu.h"
 #include "ir/printer.h"
+#include "ir/reduce_identity.h"
 
 namespace doorbell {
 namespace {
@@ -22,16 +23,6 @@ void write_element(DType dt, std::byte* p, const ConstValue& v) {
   std::optional<ConstValue> c = convert_value(dt, v);
   if (!c) throw std::runtime_error("REF: a value out of range for " + dt.name() + " was stored");
   store_element(dt, *c, p);
-}
-
-// The value a reduction of nothing has: 0 for sums, 1 for products, the lowest value for max.
-ConstValue reduce_identity(Ops op, DType dt) {
-  if (op == Ops::MAX) {
-    if (dt.is_float()) return -std::numeric_limits<double>::infinity();
-    if (dt.is_bool()) return false;
-    return *convert_value(dt, static_cast<int64_t>(int_min(dt)));
-  }
-  return *convert_value(dt, int64_t{op == Ops::MUL ? 1 : 0});
 }
 
 int64_t as_index(const ConstValue& v) {

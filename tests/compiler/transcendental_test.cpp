@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "compiler/cpu/clang_compiler.h"
+#include "compiler/late_lowering.h"
 #include "compiler/program.h"
 #include "compiler/transcendental.h"
 #include "frontend/tensor.h"
@@ -29,6 +30,10 @@ namespace {
 constexpr int64_t kInputTag = 0x7a11;  // marks the input leaf: no CONST the decomposition makes carries a tag
 
 UOp input_leaf(DType dt) { return UOp::const_(dt, 0.0).with_tag(kInputTag); }
+
+// compiler/late_lowering.h with the GPU targets' options: float32, float16 and bfloat16 EXP2, LOG2, SIN and POW
+// decomposed, float64 left alone.
+UOp lower_transcendentals(const UOp& root) { return lower_late(root, ptx_lowering_options()); }
 
 // A decomposed graph flattened for fast repeated evaluation.
 class Evaluator {
@@ -89,7 +94,7 @@ class Evaluator {
 };
 
 UOp decomposed(Ops op, DType dt = dtypes::float32) {
-  UOp out = decompose_transcendentals(UOp::sink({input_leaf(dt).alu(op)})).src(0);
+  UOp out = lower_transcendentals(UOp::sink({input_leaf(dt).alu(op)})).src(0);
   for (const UOp& u : out.toposort())
     if (u.op() == Ops::EXP2 || u.op() == Ops::LOG2 || u.op() == Ops::SIN) ADD_FAILURE() << op_name(op) << " is left in the graph";
   return out;
@@ -313,13 +318,13 @@ TEST(TranscendentalHalfTypes, BFloat16GoesThroughFloat32) { check_half_type(dtyp
 TEST(TranscendentalGraph, Float64NodesAreLeftUnchanged) {
   UOp x = input_leaf(dtypes::float64);
   UOp sink = UOp::sink({x.alu(Ops::EXP2), x.alu(Ops::LOG2), x.alu(Ops::SIN)});
-  EXPECT_EQ(decompose_transcendentals(sink), sink);
+  EXPECT_EQ(lower_transcendentals(sink), sink);
 }
 
 TEST(TranscendentalGraph, GraphsWithoutTranscendentalsAreReturnedAsTheyAre) {
   UOp x = input_leaf(dtypes::float32);
   UOp sink = UOp::sink({x * x + 1.0, x.alu(Ops::SQRT)});
-  EXPECT_EQ(decompose_transcendentals(sink), sink);
+  EXPECT_EQ(lower_transcendentals(sink), sink);
 }
 
 TEST(TranscendentalGraph, UsesOnlyOpsTheCRendererHasAndSharesTheInput) {
@@ -327,7 +332,7 @@ TEST(TranscendentalGraph, UsesOnlyOpsTheCRendererHasAndSharesTheInput) {
                       Ops::WHERE, Ops::CAST, Ops::BITCAST, Ops::AND, Ops::OR, Ops::XOR, Ops::SHL, Ops::SHR,
                       Ops::CONST, Ops::SINK};
   UOp x = input_leaf(dtypes::float32);
-  UOp sink = decompose_transcendentals(UOp::sink({x.alu(Ops::EXP2), x.alu(Ops::LOG2), x.alu(Ops::SIN)}));
+  UOp sink = lower_transcendentals(UOp::sink({x.alu(Ops::EXP2), x.alu(Ops::LOG2), x.alu(Ops::SIN)}));
   for (const UOp& u : sink.toposort()) {
     EXPECT_TRUE(allowed.contains(u.op())) << op_name(u.op());
     if (u.op() != Ops::SINK && !u.dtype().is_bool()) {
@@ -339,18 +344,18 @@ TEST(TranscendentalGraph, UsesOnlyOpsTheCRendererHasAndSharesTheInput) {
   EXPECT_LT(sink.toposort().size(), 400u) << "the three decompositions stay small";
 }
 
-TEST(TranscendentalGraph, NullRootThrows) { EXPECT_THROW(decompose_transcendentals(UOp()), std::invalid_argument); }
+TEST(TranscendentalGraph, NullRootThrows) { EXPECT_THROW(lower_transcendentals(UOp()), std::invalid_argument); }
 
 // End to end: a scheduled kernel compiled by the C compiler computes the decomposed functions, and its source no
 // longer calls libm for float32.
-// decompose_pow (the GPU targets' POW): C's signs and special values, and within 4 + |y * log2 x| ULP.
+// POW decomposed (the GPU targets' POW): C's signs and special values, and within 4 + |y * log2 x| ULP.
 TEST(TranscendentalPow, MatchesCPowSignsAndSpecialValuesAndIsAccurateForModerateResults) {
   const float kNan = std::numeric_limits<float>::quiet_NaN(), kInfF = std::numeric_limits<float>::infinity();
   const float ys[] = {0.f, 1.f, 2.f, 3.f, -1.f, -2.f, 0.5f, 2.5f, -3.5f, 10.f, kNan};
   const float xs[] = {-2.f, -0.5f, 0.f, 1.f, 2.f, 3.7f, 1e-3f, 100.f, kInfF, kNan, 0.75f, -3.f};
   for (float y : ys) {
     UOp x = input_leaf(dtypes::float32);
-    UOp out = decompose_pow(UOp::sink({x.alu(Ops::POW, UOp::const_(dtypes::float32, y))})).src(0);
+    UOp out = lower_transcendentals(UOp::sink({x.alu(Ops::POW, UOp::const_(dtypes::float32, y))})).src(0);
     for (const UOp& u : out.toposort())
       ASSERT_FALSE(u.op() == Ops::POW || u.op() == Ops::EXP2 || u.op() == Ops::LOG2) << "left in the graph";
     Evaluator eval(out);
@@ -369,7 +374,7 @@ TEST(TranscendentalPow, MatchesCPowSignsAndSpecialValuesAndIsAccurateForModerate
   }
   // float16 goes through float32 and rounds once at the end
   UOp h = input_leaf(dtypes::float16);
-  Evaluator eval(decompose_pow(UOp::sink({h.alu(Ops::POW, UOp::const_(dtypes::float16, 3.0))})).src(0));
+  Evaluator eval(lower_transcendentals(UOp::sink({h.alu(Ops::POW, UOp::const_(dtypes::float16, 3.0))})).src(0));
   EXPECT_EQ(eval(1.5), 3.375);
   EXPECT_EQ(eval(-2.0), -8.0);
 }

@@ -9,6 +9,7 @@
 
 #include "compiler/gpu/llvmir_renderer.h"
 #include "compiler/c_renderer.h"
+#include "compiler/late_lowering.h"
 #include "tests/gpucodegen/amdgpu_corpus.h"
 
 namespace doorbell {
@@ -16,7 +17,7 @@ namespace {
 
 using amdgpu_test::E;
 
-std::filesystem::path golden_dir() { return std::filesystem::path(DOORBELL_GOLDEN_DIR); }
+std::filesystem::path golden_dir() { return DOORBELL_GOLDEN_DIR; }
 
 std::string read_text(const std::filesystem::path& p) {
   std::ifstream f(p);
@@ -105,7 +106,7 @@ TEST(AmdgpuLlvmIr, NvidiaTargetIsRejected) {
 TEST(AmdgpuLlvmIr, PowIsLoweredWithoutTranscendentalOpsLeft) {
   std::vector<UOp> ks = amdgpu_test::kernels_of({E({8}).pow(E({8}))});
   ASSERT_EQ(ks.size(), 1u);
-  UOp lowered = lower_pow_and_transcendentals(ks[0]);
+  UOp lowered = lower_late(ks[0], amdgpu_lowering_options());
   for (const UOp& u : lowered.toposort()) {
     EXPECT_NE(u.op(), Ops::POW);
     EXPECT_NE(u.op(), Ops::EXP2);

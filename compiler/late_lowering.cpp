@@ -1,0 +1,259 @@
+#include "compiler/late_lowering.h"
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+
+#include "compiler/transcendental.h"
+#include "ir/exec_alu.h"
+#include "ir/graph_rewrite.h"
+
+namespace doorbell {
+namespace {
+
+using I = __int128;
+
+const LateLoweringOptions& options_of(const Match& m) { return m.ctx<const LateLoweringOptions>(); }
+
+bool is_half(DType d) { return d.lanes == 1 && (d.scalar_type == ScalarType::Float16 || d.scalar_type == ScalarType::BFloat16); }
+bool scalar_int(const UOp& u) { return u.dtype().lanes == 1 && u.dtype().is_int(); }
+bool is_signed(DType d) { return d.is_int() && !d.is_unsigned(); }
+bool may_be(const UOp& u, I v) { return u.vmin() <= v && v <= u.vmax(); }
+
+// k when u is the integer constant 2^k (k >= 0).
+std::optional<int> power_of_two(const UOp& u) {
+  if (u.op() != Ops::CONST || !std::holds_alternative<int64_t>(u.const_value())) return std::nullopt;
+  I v = int_value(u.dtype(), std::get<int64_t>(u.const_value()));
+  if (v <= 0 || (v & (v - 1)) != 0) return std::nullopt;
+  int k = 0;
+  while ((I{1} << k) != v) k++;
+  return k;
+}
+
+// ---- division ------------------------------------------------------------------------------------------------
+
+// b, with 1 where it is 0 (or -1, signed): a divisor no target traps on. Built from b's bounds alone, so a divisor
+// this made is recognized by building it again (nodes are hash-consed).
+UOp guarded_divisor(const UOp& b) {
+  UOp bad;
+  if (may_be(b, 0)) bad = b.eq(b.const_like(int64_t{0}));
+  if (is_signed(b.dtype()) && may_be(b, -1)) {
+    UOp m1 = b.eq(b.const_like(int64_t{-1}));
+    bad = bad ? bad | m1 : m1;
+  }
+  return bad ? bad.where(b.const_like(int64_t{1}), b) : b;
+}
+
+bool safe_divisor(const UOp& b) {
+  if (guarded_divisor(b) == b) return true;  // its bounds exclude 0 and -1
+  return b.op() == Ops::WHERE && guarded_divisor(b.src(2)) == b;
+}
+
+// a cdiv b or a cmod b as the target divides: where the target does not define them, b == 0 gives 0 and b == -1
+// gives -a (wrapping) through a guarded divisor (a cmod 1 is already 0 for both).
+UOp truncating(Ops op, const UOp& a, const UOp& b, const LateLoweringOptions& o) {
+  if (o.division_edge_cases || safe_divisor(b)) return UOp::make(op, a.dtype(), {a, b});
+  UOp r = UOp::make(op, a.dtype(), {a, guarded_divisor(b)});
+  if (op == Ops::CMOD) return r;
+  if (is_signed(b.dtype()) && may_be(b, -1)) r = b.eq(b.const_like(int64_t{-1})).where(a.neg(), r);
+  if (may_be(b, 0)) r = b.eq(b.const_like(int64_t{0})).where(a.const_like(int64_t{0}), r);
+  return r;
+}
+
+UOp guard_division(const Match& m) {
+  const UOp &a = m["a"], &b = m["b"];
+  if (options_of(m).division_edge_cases || !scalar_int(a) || safe_divisor(b)) return UOp();
+  return truncating(m.root().op(), a, b, options_of(m));
+}
+
+Ops truncating_op(Ops floor_op) { return floor_op == Ops::FLOORDIV ? Ops::CDIV : Ops::CMOD; }
+
+// a // 2^k is a >> k (arithmetic for signed types: it rounds toward -inf) and a % 2^k the low k bits, for any a.
+UOp floor_by_power_of_two(const Match& m) {
+  const UOp &a = m["a"], &b = m["b"];
+  std::optional<int> k = power_of_two(b);
+  if (options_of(m).floor_division || !scalar_int(a) || !k) return UOp();
+  if (m.root().op() == Ops::FLOORDIV) return *k == 0 ? a : a >> a.const_like(int64_t{*k});
+  return *k == 0 ? a.const_like(int64_t{0}) : a & a.const_like(static_cast<int64_t>((I{1} << *k) - 1));
+}
+
+// Floor and truncation agree when neither operand is negative.
+UOp floor_of_non_negatives(const Match& m) {
+  const UOp &a = m["a"], &b = m["b"];
+  if (options_of(m).floor_division || !scalar_int(a) || a.vmin() < 0 || b.vmin() < 0) return UOp();
+  return truncating(truncating_op(m.root().op()), a, b, options_of(m));
+}
+
+// Truncation, then the quotient one lower and the remainder plus the divisor where the remainder is nonzero and its
+// sign differs from the divisor's. With b == 0 (or -1) the remainder is 0: no correction, as the renderers computed.
+UOp floor_with_sign_correction(const Match& m) {
+  const UOp &a = m["a"], &b = m["b"];
+  const LateLoweringOptions& o = options_of(m);
+  if (o.floor_division || !scalar_int(a)) return UOp();
+  UOp zero = a.const_like(int64_t{0}), r = truncating(Ops::CMOD, a, b, o);
+  UOp fix = b.vmin() > 0 ? r.lt(zero) : b.vmax() < 0 ? zero.lt(r) : r.ne(zero) & r.lt(zero).ne(b.lt(zero));
+  if (m.root().op() == Ops::FLOORMOD) return fix.where(r + b, r);
+  UOp q = truncating(Ops::CDIV, a, b, o);
+  return fix.where(q - q.const_like(int64_t{1}), q);
+}
+
+// ---- float16 and bfloat16 ----------------------------------------------------------------------------------
+
+constexpr OpSet kTranscendental{Ops::EXP2, Ops::LOG2, Ops::SIN};
+// The ops whose float32 result must be rounded to the 16-bit type.
+constexpr OpSet kRounding = kTranscendental | OpSet{Ops::ADD, Ops::SUB, Ops::MUL, Ops::FDIV, Ops::SQRT, Ops::RECIPROCAL,
+                                                    Ops::MULACC, Ops::POW};
+
+std::vector<UOp> in_float32(const std::vector<UOp>& src) {
+  std::vector<UOp> out;
+  for (const UOp& s : src) out.push_back(s.cast(dtypes::float32));
+  return out;
+}
+
+bool native_for(const LateLoweringOptions& o, Ops op, DType d) {
+  if (kTranscendental.contains(op)) return o.transcendentals.contains(d);
+  if (op == Ops::POW) return o.pow.contains(d);
+  return true;
+}
+
+// op on float32 sources, decomposed into float32 arithmetic where the target lacks it.
+UOp float32_op(Ops op, const std::vector<UOp>& src, const LateLoweringOptions& o) {
+  if (!native_for(o, op, dtypes::float32)) {
+    if (op == Ops::POW) return pow_f32(src[0], src[1]);
+    return op == Ops::EXP2 ? exp2_f32(src[0]) : op == Ops::LOG2 ? log2_f32(src[0]) : sin_f32(src[0]);
+  }
+  return UOp::make(op, dtypes::float32, src);
+}
+
+UOp half_op_in_float32(const Match& m) {
+  const UOp& u = m.root();
+  const LateLoweringOptions& o = options_of(m);
+  if (!is_half(u.dtype()) || (o.half_arithmetic && native_for(o, u.op(), u.dtype()))) return UOp();
+  return float32_op(u.op(), in_float32(u.src()), o).cast(u.dtype());
+}
+
+UOp half_comparison_in_float32(const Match& m) {
+  const UOp& u = m.root();
+  if (options_of(m).half_arithmetic || !is_half(u.src(0).dtype())) return UOp();
+  return UOp::make(u.op(), u.dtype(), in_float32(u.src()));
+}
+
+UOp half_cast_through_float32(const Match& m) {
+  const UOp &u = m.root(), &x = m["x"];
+  DType from = x.dtype(), to = u.dtype();
+  if (options_of(m).half_arithmetic || from == to || from == dtypes::float32 || to == dtypes::float32) return UOp();
+  if (!is_half(from) && !is_half(to)) return UOp();
+  return x.cast(dtypes::float32).cast(to);
+}
+
+// ---- bool in memory ----------------------------------------------------------------------------------------
+
+// A bool buffer (PARAM, or AFTER(PARAM, ...) for a local one) as the same buffer of uint8.
+UOp as_bytes(const UOp& buf) {
+  std::vector<UOp> src = buf.src();
+  if (buf.op() == Ops::AFTER) src[0] = as_bytes(src[0]);
+  return UOp::make(buf.op(), dtypes::uint8, std::move(src), buf.arg(), buf.tag());
+}
+
+// INDEX(bool buffer, ...) as INDEX(uint8 buffer, ...); a null UOp when `index` is not one.
+UOp byte_index(const UOp& index) {
+  if (index.op() != Ops::INDEX || index.src().empty() || index.src(0).dtype() != dtypes::bool_) return UOp();
+  std::vector<UOp> src = index.src();
+  src[0] = as_bytes(src[0]);
+  return UOp::make(Ops::INDEX, dtypes::uint8, std::move(src), index.arg(), index.tag());
+}
+
+UOp bool_load_as_byte(const Match& m) {
+  const UOp& u = m.root();
+  UOp index = options_of(m).bool_memory ? UOp() : byte_index(u.src(0));
+  if (!index) return UOp();
+  std::vector<UOp> src = u.src();
+  src[0] = index;
+  UOp byte = UOp::make(Ops::LOAD, dtypes::uint8, std::move(src), u.arg(), u.tag());
+  return byte.ne(byte.const_like(int64_t{0}));
+}
+
+UOp bool_store_as_byte(const Match& m) {
+  const UOp& u = m.root();
+  UOp index = options_of(m).bool_memory || u.src().size() < 2 ? UOp() : byte_index(u.src(0));
+  if (!index) return UOp();
+  std::vector<UOp> src = u.src();
+  src[0] = index;
+  src[1] = src[1].cast(dtypes::uint8);
+  return UOp::make(Ops::STORE, u.dtype(), std::move(src), u.arg(), u.tag());
+}
+
+// ---- transcendentals ---------------------------------------------------------------------------------------
+
+UOp decompose_float32(const Match& m) {
+  const UOp& u = m.root();
+  if (u.dtype() != dtypes::float32 || native_for(options_of(m), u.op(), u.dtype())) return UOp();
+  return float32_op(u.op(), u.src(), options_of(m));
+}
+
+// One pass in Walk mode: every node is rewritten once, after its sources, and each rule builds the final form of
+// its node (helpers such as truncating() and float32_op() lower what they make), so the large graphs of the
+// decompositions are not walked again.
+const PatternMatcher& late_lowering_rules() {
+  const std::vector<DType> half{dtypes::float16, dtypes::bfloat16};
+  static const PatternMatcher* pm = new PatternMatcher({
+      // floor division and modulo: tried in this order
+      {UPat(OpSet{Ops::FLOORDIV, Ops::FLOORMOD}, {UPat::var("a"), UPat::cvar("b")}), floor_by_power_of_two, "floordiv/floormod by 2^k: shift/mask"},
+      {UPat(OpSet{Ops::FLOORDIV, Ops::FLOORMOD}, {UPat::var("a"), UPat::var("b")}), floor_of_non_negatives, "floordiv/floormod of non-negatives: cdiv/cmod"},
+      {UPat(OpSet{Ops::FLOORDIV, Ops::FLOORMOD}, {UPat::var("a"), UPat::var("b")}), floor_with_sign_correction, "floordiv/floormod: cdiv/cmod and sign correction"},
+      {UPat(OpSet{Ops::CDIV, Ops::CMOD}, {UPat::var("a"), UPat::var("b")}), guard_division, "cdiv/cmod by 0 or -1: guarded divisor"},
+      // float16 and bfloat16
+      {UPat::ops(kRounding).dtype(half), half_op_in_float32, "16-bit float op in float32"},
+      {UPat(group::Comparison, {UPat::var("x").dtype(half), UPat::var("y")}), half_comparison_in_float32, "16-bit float comparison in float32"},
+      {UPat(Ops::CAST, {UPat::var("x")}).dtype(half), half_cast_through_float32, "cast to a 16-bit float through float32"},
+      {UPat(Ops::CAST, {UPat::var("x").dtype(half)}), half_cast_through_float32, "cast from a 16-bit float through float32"},
+      // bool in memory
+      {UPat(Ops::LOAD).dtype(dtypes::bool_), bool_load_as_byte, "bool load as a byte"},
+      {UPat(Ops::STORE, {UPat(Ops::INDEX), UPat::var("v", dtypes::bool_)}).allow_any_len(), bool_store_as_byte, "bool store as a byte"},
+      // transcendentals
+      {UPat::ops(kTranscendental | OpSet{Ops::POW}).dtype(dtypes::float32), decompose_float32, "exp2/log2/sin/pow of float32 decomposed"},
+  });
+  return *pm;
+}
+
+// Whether some rule may rewrite u: a cheap test by op and dtype, true for every node a rule rewrites.
+bool may_lower(const UOp& u) {
+  switch (u.op()) {
+    case Ops::FLOORDIV: case Ops::FLOORMOD: case Ops::CDIV: case Ops::CMOD:
+    case Ops::EXP2: case Ops::LOG2: case Ops::SIN: case Ops::POW: return true;
+    case Ops::LOAD: return u.dtype().is_bool();
+    case Ops::STORE: return u.src().size() > 1 && u.src(1).dtype().is_bool();
+    default: return is_half(u.dtype()) || (!u.src().empty() && is_half(u.src(0).dtype()));
+  }
+}
+
+}  // namespace
+
+bool FloatDTypes::contains(DType d) const {
+  switch (d.scalar_type) {
+    case ScalarType::Float16: return float16;
+    case ScalarType::BFloat16: return bfloat16;
+    case ScalarType::Float32: return float32;
+    case ScalarType::Float64: case ScalarType::WeakFloat: return float64;
+    default: return false;
+  }
+}
+
+LateLoweringOptions c_lowering_options() {
+  return {.transcendentals = {.float64 = true}, .pow = {.float32 = true, .float64 = true}};
+}
+
+LateLoweringOptions ptx_lowering_options() { return {}; }
+
+LateLoweringOptions amdgpu_lowering_options() { return {}; }
+
+UOp lower_late(const UOp& sink, const LateLoweringOptions& options) {
+  if (!sink) throw std::invalid_argument("lower_late: expected a kernel SINK, got a null UOp");
+  // many kernels have nothing to lower (float32 math, index math without division): a scan is cheaper than a pass
+  std::vector<UOp> nodes = sink.toposort();
+  if (std::none_of(nodes.begin(), nodes.end(), may_lower)) return sink;
+  return graph_rewrite(sink, late_lowering_rules(),
+                       {.mode = RewriteMode::Walk, .ctx = const_cast<LateLoweringOptions*>(&options), .name = "lower_late"});
+}
+
+}  // namespace doorbell
