@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "ir/graph_map.h"
 #include "ir/graph_rewrite.h"
 #include "ir/printer.h"
 
@@ -50,22 +51,12 @@ UOp expand_kernel(const UOp& sink) {
   for (const UOp& u : topo) any |= is_expand_range(u);
   if (!any) return sink;
 
-  NodeMap done;
-  for (const UOp& u : topo) {
-    std::vector<UOp> src;
-    bool changed = false;
-    for (const UOp& s : u.src()) {
-      const UOp& x = done.at(s.get());
-      changed |= !(x == s);
-      src.push_back(x);
-    }
-    UOp out;
+  return map_graph(sink, "expand", [](const UOp& u, std::vector<UOp>& src) -> UOp {
     if (u.op() == Ops::REDUCE || u.op() == Ops::END) {
       std::vector<UOp> expand, rest{src[0]};
       for (size_t i = 1; i < src.size(); i++) (is_expand_range(src[i]) ? expand : rest).push_back(src[i]);
-      if (expand.empty()) {
-        out = changed ? rebuild_with_src(u, std::move(src)) : u;
-      } else if (u.op() == Ops::REDUCE) {
+      if (expand.empty()) return rebuilt(u, std::move(src));
+      if (u.op() == Ops::REDUCE) {
         std::vector<UOp> copies = replicate(src[0], expand);
         if (copies.empty()) throw std::invalid_argument("expand_kernel: an UNROLL range of size 0 in " + print_node(u));
         // Left to right from the first copy: a fully unrolled reduce gives the bits of the loop it replaces.
@@ -73,30 +64,27 @@ UOp expand_kernel(const UOp& sink) {
         UOp v = copies[0];
         for (size_t i = 1; i < copies.size(); i++) v = UOp::make(op, u.dtype(), {v, copies[i]});
         rest[0] = v;
-        out = rest.size() == 1 ? v : UOp::make(Ops::REDUCE, u.dtype(), std::move(rest), u.arg(), u.tag());
-      } else {
-        // The stores of every copy in one loop nest; an already grouped output is replicated store by store.
-        std::vector<UOp> stores;
-        for (const UOp& c : replicate(src[0], expand)) {
-          if (c.op() == Ops::GROUP) stores.insert(stores.end(), c.src().begin(), c.src().end());
-          else stores.push_back(c);
-        }
-        rest[0] = UOp::make(Ops::GROUP, dtypes::void_, std::move(stores));
-        out = rest.size() == 1 ? rest[0] : UOp::make(Ops::END, u.dtype(), std::move(rest), u.arg(), u.tag());
+        return rest.size() == 1 ? v : UOp::make(Ops::REDUCE, u.dtype(), std::move(rest), u.arg(), u.tag());
       }
-    } else if (u.op() == Ops::SINK) {
+      // The stores of every copy in one loop nest; an already grouped output is replicated store by store.
+      std::vector<UOp> stores;
+      for (const UOp& c : replicate(src[0], expand)) {
+        if (c.op() == Ops::GROUP) stores.insert(stores.end(), c.src().begin(), c.src().end());
+        else stores.push_back(c);
+      }
+      rest[0] = UOp::make(Ops::GROUP, dtypes::void_, std::move(stores));
+      return rest.size() == 1 ? rest[0] : UOp::make(Ops::END, u.dtype(), std::move(rest), u.arg(), u.tag());
+    }
+    if (u.op() == Ops::SINK) {
       std::vector<UOp> outs;  // an output whose every range was upcast is a GROUP of stores: each is an output
       for (const UOp& s : src) {
         if (s.op() == Ops::GROUP) outs.insert(outs.end(), s.src().begin(), s.src().end());
         else outs.push_back(s);
       }
-      out = UOp::make(Ops::SINK, u.dtype(), std::move(outs), u.arg(), u.tag());
-    } else {
-      out = changed ? rebuild_with_src(u, std::move(src)) : u;
+      return UOp::make(Ops::SINK, u.dtype(), std::move(outs), u.arg(), u.tag());
     }
-    done[u.get()] = out;
-  }
-  return done.at(sink.get());
+    return rebuilt(u, std::move(src));
+  });
 }
 
 }  // namespace doorbell

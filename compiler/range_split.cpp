@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "ir/graph_map.h"
 #include "ir/graph_rewrite.h"
 #include "ir/printer.h"
 
@@ -48,31 +49,18 @@ Split split_range(const UOp& r, const std::vector<std::pair<int64_t, AxisType>>&
 }
 
 UOp apply_splits(const UOp& sink, const Splits& splits) {
-  std::unordered_map<const UOpNode*, UOp> done;
-  for (const UOp& u : sink.toposort()) {
-    if (auto it = splits.find(u.get()); it != splits.end()) {
-      done[u.get()] = it->second.value;
-      continue;
+  GraphMap map("apply_splits", [&](const UOp& u, std::vector<UOp>& src) {
+    if (u.op() != Ops::REDUCE && u.op() != Ops::END) return rebuilt(u, std::move(src));
+    // A split range listed by a REDUCE or END becomes its new ranges there (in value position, its expression).
+    std::vector<UOp> out{src[0]};
+    for (size_t i = 1; i < src.size(); i++) {
+      if (auto it = splits.find(u.src(i).get()); it != splits.end()) out.insert(out.end(), it->second.ranges.begin(), it->second.ranges.end());
+      else out.push_back(src[i]);
     }
-    bool lists_ranges = u.op() == Ops::REDUCE || u.op() == Ops::END;
-    std::vector<UOp> src;
-    bool changed = false;
-    for (size_t i = 0; i < u.src().size(); i++) {
-      const UOp& s = u.src(i);
-      if (lists_ranges && i > 0) {
-        if (auto it = splits.find(s.get()); it != splits.end()) {
-          src.insert(src.end(), it->second.ranges.begin(), it->second.ranges.end());
-          changed = true;
-          continue;
-        }
-      }
-      const UOp& n = done.at(s.get());
-      changed |= !(n == s);
-      src.push_back(n);
-    }
-    done[u.get()] = changed ? rebuild_with_src(u, std::move(src)) : u;
-  }
-  return done.at(sink.get());
+    return rebuilt(u, std::move(out));
+  });
+  for (const auto& [range, split] : splits) map.set(range, split.value);
+  return map(sink);
 }
 
 bool contiguous_in(const UOp& index, const UOp& r) {

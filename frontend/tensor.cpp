@@ -9,6 +9,7 @@
 #include "frontend/shape.h"
 #include "frontend/state.h"
 #include "hcq/host_buffers.h"
+#include "ir/graph_map.h"
 #include "hcq/run_linear.h"
 #include "scheduler/schedule.h"
 
@@ -76,37 +77,11 @@ std::string Tensor::device() const {
 
 void Tensor::apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& becomes) {
   if (becomes.empty()) return;
-  // One memo for every tensor: graphs share most of their nodes.
-  std::unordered_map<const UOpNode*, UOp> memo;
-  for (const auto& [from, to] : becomes) memo[from.get()] = to;
-  auto substitute = [&](const UOp& root) {
-    std::vector<std::pair<UOp, size_t>> stack{{root, 0}};
-    while (!stack.empty()) {
-      auto& [u, i] = stack.back();
-      if (memo.count(u.get())) {
-        stack.pop_back();
-        continue;
-      }
-      if (i < u.src().size()) {
-        const UOp& s = u.src(i++);
-        if (!memo.count(s.get())) stack.push_back({s, 0});
-        continue;
-      }
-      std::vector<UOp> src;
-      src.reserve(u.src().size());
-      bool changed = false;
-      for (const UOp& s : u.src()) {
-        src.push_back(memo.at(s.get()));
-        changed |= !(src.back() == s);
-      }
-      UOp out = changed ? u.replace_src(std::move(src)) : u;
-      memo[u.get()] = out;
-      stack.pop_back();
-    }
-    return memo.at(root.get());
-  };
+  // One map for every tensor: graphs share most of their nodes, and each is rebuilt once.
+  GraphMap map("becomes", [](const UOp& u, std::vector<UOp>& src) { return rebuilt(u, std::move(src)); });
+  for (const auto& [from, to] : becomes) map.set(from, to);
   for (const std::shared_ptr<State>& s : frontend::live_states())
-    if (s->uop) s->uop = substitute(s->uop);
+    if (s->uop) s->uop = map(s->uop);
 }
 
 UOp Tensor::schedule_linear(const std::vector<Tensor>& outputs) {

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ir/debug.h"
+#include "ir/graph_map.h"
 #include "ir/node_map.h"
 #include "ir/printer.h"
 
@@ -28,22 +29,9 @@ UOp rebuild_with_src(const UOp& u, std::vector<UOp> src) {
 
 UOp substitute(const UOp& root, const std::unordered_map<const UOpNode*, UOp>& replace) {
   if (replace.empty()) return root;
-  NodeMap<UOp> done;
-  for (const UOp& n : root.toposort()) {
-    if (auto it = replace.find(n.get()); it != replace.end()) {
-      done.get(n.get()) = it->second;
-      continue;
-    }
-    std::vector<UOp> src;
-    src.reserve(n.src().size());
-    bool changed = false;
-    for (const UOp& s : n.src()) {
-      src.push_back(*done.find(s.get()));
-      changed |= !(src.back() == s);
-    }
-    done.get(n.get()) = changed ? rebuild_with_src(n, std::move(src)) : n;
-  }
-  return *done.find(root.get());
+  GraphMap map("", [](const UOp& u, std::vector<UOp>& src) { return rebuilt(u, std::move(src)); });
+  for (const auto& [from, to] : replace) map.set(from, to);
+  return map(root);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "ir/debug.h"
+#include "ir/graph_map.h"
 #include "ir/node_map.h"
 #include "scheduler/create_schedule.h"
 #include "scheduler/memory_planner.h"
@@ -51,31 +52,11 @@ std::string device_of(const UOp& s) {
   return "CPU";
 }
 
-// Rebuilds `root` with nodes replaced per `map`; CALL bodies (src[0]) are left as they are.
-UOp substitute(const UOp& root, std::unordered_map<const UOpNode*, UOp>& map) {
-  std::vector<std::pair<UOp, size_t>> stack{{root, 0}};
-  while (!stack.empty()) {
-    auto& [u, i] = stack.back();
-    if (map.count(u.get())) { stack.pop_back(); continue; }
-    bool is_call = u.op() == Ops::CALL;
-    if (i < u.src().size()) {
-      size_t k = i++;
-      if (!(is_call && k == 0) && !map.count(u.src(k).get())) stack.push_back({u.src(k), 0});
-      continue;
-    }
-    std::vector<UOp> src;
-    bool changed = false;
-    for (size_t k = 0; k < u.src().size(); k++) {
-      const UOp& s = u.src(k);
-      auto it = (is_call && k == 0) ? map.end() : map.find(s.get());
-      src.push_back(it == map.end() ? s : it->second);
-      changed |= !(src.back() == s);
-    }
-    UOp out = changed ? u.replace_src(std::move(src)) : u;
-    map[u.get()] = out;
-    stack.pop_back();
-  }
-  return map.at(root.get());
+// Rebuilds schedule graphs with nodes replaced (GraphMap::set); CALL bodies (src[0]) are left as they are: a kernel's
+// PARAMs are its own.
+GraphMap replacer() {
+  return GraphMap("", [](const UOp& u, std::vector<UOp>& src) { return rebuilt(u, std::move(src)); },
+                  [](const UOp& u, size_t i) { return !(u.op() == Ops::CALL && i == 0); });
 }
 
 // Storage leaves in order of first appearance, and the outputs with each one replaced by a placeholder PARAM.
@@ -131,11 +112,10 @@ Normalized normalize_key(const std::vector<UOp>& outputs) {
 // The outputs with every storage leaf replaced by its placeholder and every bound variable by the variable: what a
 // cache miss schedules.
 std::vector<UOp> normalized_outputs(const std::vector<UOp>& outputs, const Normalized& n) {
-  const std::vector<UOp>& storages = n.storages;
-  std::unordered_map<const UOpNode*, UOp> map;
-  for (size_t i = 0; i < storages.size(); i++) map[storages[i].get()] = placeholder(storages[i], static_cast<int64_t>(i));
-  for (const auto& [var, bound] : n.bound) map[bound.get()] = bound.src(0);
-  return substitute(UOp::sink(outputs), map).src();
+  GraphMap map = replacer();
+  for (size_t i = 0; i < n.storages.size(); i++) map.set(n.storages[i], placeholder(n.storages[i], static_cast<int64_t>(i)));
+  for (const auto& [var, bound] : n.bound) map.set(bound, bound.src(0));
+  return map(UOp::sink(outputs)).src();
 }
 
 CachedSchedule build(const std::vector<UOp>& outputs) {
@@ -170,17 +150,17 @@ CachedSchedule build(const std::vector<UOp>& outputs) {
 // Binds a cached schedule to real storage: placeholders to the caller's buffers, every other storage (the
 // intermediates and arenas) to fresh buffers.
 ScheduleResult resolve(const CachedSchedule& c, const Normalized& n, const std::vector<UOp>& outputs) {
-  std::unordered_map<const UOpNode*, UOp> map;
+  GraphMap map = replacer();
   std::vector<UOp> nodes = c.output_views;  // kernel bodies have PARAMs of their own: only args are visited
   for (const UOp& call : c.linear.src()) nodes.insert(nodes.end(), call.src().begin() + 1, call.src().end());
   for (const UOp& u : UOp::sink(nodes).toposort()) {
-    if (auto b = n.bound.find(u.get()); b != n.bound.end()) map[u.get()] = b->second;  // a variable: its value now
-    else if (u.op() == Ops::PARAM && is_storage(u)) map[u.get()] = n.storages.at(std::get<ParamArg>(u.arg()).slot);
-    else if (is_storage(u)) map[u.get()] = new_buffer(u.dtype(), storage_count(u), device_of(u));
+    if (auto b = n.bound.find(u.get()); b != n.bound.end()) map.set(u, b->second);  // a variable: its value now
+    else if (u.op() == Ops::PARAM && is_storage(u)) map.set(u, n.storages.at(std::get<ParamArg>(u.arg()).slot));
+    else if (is_storage(u)) map.set(u, new_buffer(u.dtype(), storage_count(u), device_of(u)));
   }
   ScheduleResult r;
-  r.linear = substitute(c.linear, map);
-  for (size_t i = 0; i < outputs.size(); i++) r.becomes.emplace_back(outputs[i], substitute(c.output_views[i], map));
+  r.linear = map(c.linear);
+  for (size_t i = 0; i < outputs.size(); i++) r.becomes.emplace_back(outputs[i], map(c.output_views[i]));
   r.peak_bytes = c.peak_bytes;
   return r;
 }

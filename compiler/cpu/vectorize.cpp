@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/graph_map.h"
 #include "ir/graph_rewrite.h"
 #include "ir/printer.h"
 
@@ -35,12 +36,14 @@ class Vectorizer {
   Vectorizer(const UOp& v, int64_t lanes) : v_(v), lanes_(static_cast<int>(lanes)) {}
 
   std::optional<UOp> run(const UOp& sink, std::string* why) {
-    for (const UOp& u : sink.toposort())
-      if (!visit(u)) {
-        if (why) *why = print_node(u);
-        return std::nullopt;
-      }
-    return done_.at(sink.get());
+    // visit() maps each node from its sources' vector forms (done_), or refuses it: the map stops there.
+    UOp out = map_graph(sink, "vectorize", [&](const UOp& u, std::vector<UOp>&) -> UOp {
+      if (visit(u)) return done_.at(u.get());
+      if (why) *why = print_node(u);
+      return UOp();
+    });
+    if (!out) return std::nullopt;
+    return out;
   }
 
  private:
@@ -55,12 +58,7 @@ class Vectorizer {
     if (is_dep) dep_.insert(u.get());
     done_[u.get()] = std::move(out);
   }
-  UOp same(const UOp& u) const {
-    std::vector<UOp> s = mapped_src(u);
-    bool changed = false;
-    for (size_t i = 0; i < s.size(); i++) changed |= !(s[i] == u.src(i));
-    return changed ? rebuild_with_src(u, std::move(s)) : u;
-  }
+  UOp same(const UOp& u) const { return rebuilt(u, mapped_src(u)); }
 
   bool visit(const UOp& u) {
     if (u == v_) {  // only INDEX(b, base + v) and range lists may use it
