@@ -1,16 +1,22 @@
-// Compile time per kernel for each target, with the program and object caches out of the way: a fixed set of
-// representative kernels (elementwise ops of every dtype, reductions, a matmul, softmax, float16 math, integer
-// floor division and modulo with index math, transcendentals and pow), scheduled once with schedule_linear, then
-// compiled from the kernel SINK on every iteration as each target's pipeline does:
+// Compile time per kernel for each target, with the program and object caches out of the way, over two corpora
+// (argument `corpus`):
+//  0: a fixed set of representative kernels (elementwise ops of every dtype, reductions, a matmul, softmax, float16
+//     math, integer floor division and modulo with index math, transcendentals and pow), scheduled once;
+//  1: the op conformance suite's kernels (tests/e2e/op_conformance_test.cpp, linked in when GoogleTest is there): the
+//     suite runs once, silently, with a kernel observer (compiler/program.h) recording every kernel it compiles.
+// Each kernel is compiled from its SINK on every iteration as each target's pipeline does:
 //  - C:      the CPU pipeline (compiler/pipeline.h), linearize, render_c, compile_c (clang subprocess; DISABLE_COMPILER_CACHE=1), ELF load;
 //  - PTX:    prepare_gpu_kernel, render_ptx (sm_90), assemble_ptx (ptxas subprocess, when installed);
 //  - AMDGPU: optimize_for_gpu, render_llvm_ir (gfx1100), compile_amdgpu in process (relocatable, no ld.lld).
 // Each target also runs without its backend compiler ("codegen": our passes and the renderer only), the part that
-// doorbell's own changes move. Counters per kernel: ms_per_kernel, wall time (subprocesses included), and
+// doorbell's own changes move. DOORBELL_BENCH_SHORT=1 (CI) runs the conformance corpus through codegen only. Counters per kernel: ms_per_kernel, wall time (subprocesses included), and
 // subprocess_cpu_ms_per_kernel, the CPU time of clang or ptxas; Google Benchmark's CPU time is this process's.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <unordered_set>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -26,9 +32,13 @@
 #include "compiler/gpu/ptx_renderer.h"
 #include "compiler/gpu/ptxas.h"
 #include "compiler/linearize.h"
+#include "compiler/program.h"
 #include "frontend/tensor.h"
 #if DOORBELL_HAVE_LLVM
 #include "compiler/gpu/llvm/amdgpu_compiler.h"
+#endif
+#if DOORBELL_CONFORMANCE_CORPUS
+#include <gtest/gtest.h>
 #endif
 
 namespace doorbell {
@@ -68,7 +78,7 @@ std::vector<Tensor> programs() {
   return out;
 }
 
-const std::vector<UOp>& kernels() {
+const std::vector<UOp>& representative_kernels() {
   static const std::vector<UOp> ks = [] {
     std::vector<UOp> out;
     for (const Tensor& t : programs()) {
@@ -80,6 +90,44 @@ const std::vector<UOp>& kernels() {
   return ks;
 }
 
+#if DOORBELL_CONFORMANCE_CORPUS
+std::mutex g_recorded_mutex;
+std::vector<UOp> g_recorded;
+std::unordered_set<const UOpNode*> g_seen;
+void record(const UOp& sink) {
+  std::lock_guard lock(g_recorded_mutex);
+  if (g_seen.insert(sink.get()).second) g_recorded.push_back(sink);
+}
+#endif
+
+// The conformance suite's kernels, each once; empty without GoogleTest.
+const std::vector<UOp>& conformance_kernels() {
+  static const std::vector<UOp> ks = [] {
+#if DOORBELL_CONFORMANCE_CORPUS
+    int argc = 1;
+    char name[] = "bench_compile_time";
+    char* argv[] = {name, nullptr};
+    ::testing::InitGoogleTest(&argc, argv);
+    ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());  // the suite's pass/fail lines are not the bench's
+    set_kernel_observer(record);
+    const int rc = RUN_ALL_TESTS();
+    set_kernel_observer(nullptr);
+    if (rc != 0) std::fprintf(stderr, "bench_compile_time: the op conformance suite failed while its kernels were harvested\n");
+    std::lock_guard lock(g_recorded_mutex);
+    return g_recorded;
+#else
+    return std::vector<UOp>{};
+#endif
+  }();
+  return ks;
+}
+
+bool short_mode() {
+  const char* e = std::getenv("DOORBELL_BENCH_SHORT");
+  return e != nullptr && std::string(e) == "1";
+}
+
 // CPU time of the finished subprocesses (clang, ptxas), in ms: on a loaded machine steadier than wall time.
 double children_cpu_ms() {
   rusage r{};
@@ -88,9 +136,13 @@ double children_cpu_ms() {
   return ms(r.ru_utime) + ms(r.ru_stime);
 }
 
+// state.range(0): the corpus; state.range(1): with the target's backend compiler.
 template <class F>
 void per_kernel(benchmark::State& state, F compile) {
-  const std::vector<UOp>& ks = kernels();
+  const bool conformance = state.range(0) == 1;
+  if (conformance && state.range(1) == 1 && short_mode()) return state.SkipWithError("DOORBELL_BENCH_SHORT=1: codegen only");
+  const std::vector<UOp>& ks = conformance ? conformance_kernels() : representative_kernels();
+  if (ks.empty()) return state.SkipWithError("built without GoogleTest: no op conformance suite to harvest");
   auto t0 = std::chrono::steady_clock::now();
   double c0 = children_cpu_ms();
   for (auto _ : state)
@@ -103,7 +155,7 @@ void per_kernel(benchmark::State& state, F compile) {
 }
 
 void BM_CompileC(benchmark::State& state) {
-  const bool backend = state.range(0) == 1;
+  const bool backend = state.range(1) == 1;
   per_kernel(state, [&](const UOp& sink) {
     UOp low = cpu_c_target().lower(sink, true).sink;
     std::vector<Statement> st = linearize(low);
@@ -114,10 +166,10 @@ void BM_CompileC(benchmark::State& state) {
     benchmark::DoNotOptimize(code->symbol(name));
   });
 }
-BENCHMARK(BM_CompileC)->ArgName("clang")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CompileC)->ArgNames({"corpus", "clang"})->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_CompilePtx(benchmark::State& state) {
-  const bool backend = state.range(0) == 1;
+  const bool backend = state.range(1) == 1;
   if (backend && !ptxas_available()) return state.SkipWithError("ptxas not found on PATH or in /usr/local/cuda/bin");
   const GpuTarget& t = gpu_target("sm_90");
   per_kernel(state, [&](const UOp& sink) {
@@ -126,10 +178,10 @@ void BM_CompilePtx(benchmark::State& state) {
     benchmark::DoNotOptimize(assemble_ptx(ptx, "sm_90").cubin);
   });
 }
-BENCHMARK(BM_CompilePtx)->ArgName("ptxas")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CompilePtx)->ArgNames({"corpus", "ptxas"})->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_CompileAmdgpu(benchmark::State& state) {
-  const bool backend = state.range(0) == 1;
+  const bool backend = state.range(1) == 1;
 #if !DOORBELL_HAVE_LLVM
   if (backend) return state.SkipWithError("built without LLVM");
 #endif
@@ -142,7 +194,7 @@ void BM_CompileAmdgpu(benchmark::State& state) {
 #endif
   });
 }
-BENCHMARK(BM_CompileAmdgpu)->ArgName("llvm")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CompileAmdgpu)->ArgNames({"corpus", "llvm"})->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace doorbell
