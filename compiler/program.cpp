@@ -20,21 +20,30 @@
 namespace doorbell {
 namespace {
 
+// The kernel's content key, the target's cache key and NOOPT. The target's key is hashed per request and compared by
+// value (a pointer to the caller's string during a lookup, a copy in the entry), so a lookup copies no string.
 struct CacheKey {
   ContentKey kernel;
-  std::string target;
+  size_t target_hash;
+  const std::string* target;
   bool noopt;
-  bool operator==(const CacheKey&) const = default;
+  bool operator==(const CacheKey& o) const {
+    return kernel == o.kernel && target_hash == o.target_hash && noopt == o.noopt && *target == *o.target;
+  }
 };
 struct CacheKeyHash {
   size_t operator()(const CacheKey& k) const noexcept {
-    return static_cast<size_t>(k.kernel.hi ^ (k.kernel.lo * 0x9e3779b97f4a7c15ULL)) ^ std::hash<std::string>()(k.target) ^ k.noopt;
+    return static_cast<size_t>(k.kernel.hi ^ (k.kernel.lo * 0x9e3779b97f4a7c15ULL)) ^ k.target_hash ^ k.noopt;
   }
+};
+struct CacheEntry {
+  std::unique_ptr<const std::string> target;  // what the entry's key points to
+  CompiledProgram program;
 };
 
 struct ProgramCache {
   std::mutex mu;
-  std::unordered_map<CacheKey, CompiledProgram, CacheKeyHash> entries;
+  std::unordered_map<CacheKey, CacheEntry, CacheKeyHash> entries;
   ProgramCacheStats stats;
 };
 
@@ -123,23 +132,26 @@ CompiledProgram compile_program(const UOp& kernel, const Target& target) {
   if (sink.op() != Ops::SINK) throw std::invalid_argument("compile_program: expected a CALL or a kernel SINK, got " + print_node(kernel));
   if (KernelObserver observe = g_observer.load(std::memory_order_acquire)) observe(sink);
   const bool noopt = noopt_enabled();  // read once: the key and the code must agree
-  CacheKey key{sink.key(), target.cache_key(), noopt};
+  const std::string& target_key = target.cache_key();
+  CacheKey key{sink.key(), std::hash<std::string>()(target_key), &target_key, noopt};
   ProgramCache& c = cache();
   {
     std::lock_guard lock(c.mu);
     auto it = c.entries.find(key);
     if (it != c.entries.end()) {
       c.stats.hits++;
-      CompiledProgram p = it->second;
+      CompiledProgram p = it->second.program;
       p.cache_hit = true;
       return p;
     }
   }
   // Compiled outside the lock so that other kernels compile in parallel; a racing duplicate is dropped.
   CompiledProgram p = build(sink, target, noopt);
+  CacheEntry entry{std::make_unique<const std::string>(target_key), p};
+  key.target = entry.target.get();
   std::lock_guard lock(c.mu);
   c.stats.misses++;
-  c.entries.emplace(std::move(key), p);
+  c.entries.emplace(key, std::move(entry));
   return p;
 }
 

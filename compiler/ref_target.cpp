@@ -8,7 +8,7 @@ namespace {
 class RefTarget final : public Target {
  public:
   RefTarget() { options_.renderer = "REF"; }
-  std::string name() const override { return "REF interpreter"; }
+  const std::string& name() const override { return name_; }
   const std::string& cache_key() const override { return cache_key_; }
   const LoweringOptions& options() const override { return options_; }
   LoweredKernel lower(const UOp& sink, bool optimize) const override {
@@ -27,7 +27,7 @@ class RefTarget final : public Target {
 
  private:
   LoweringOptions options_;
-  std::string cache_key_ = "REF";
+  std::string cache_key_ = "REF", name_ = "REF interpreter";
 };
 
 }  // namespace

@@ -50,8 +50,9 @@ class Target {
  public:
   virtual ~Target() = default;
 
-  // Shown in ProgramInfo and DEBUG output: "C clang-19 x86-64", "PTX sm_90 ptxas".
-  virtual std::string name() const = 0;
+  // Shown in ProgramInfo and DEBUG output: "C clang-19 x86-64", "PTX sm_90 ptxas sm_90". Looked up on every launch,
+  // so it must be cheap (computed once).
+  virtual const std::string& name() const = 0;
   // Everything that changes the code beyond the kernel (renderer, architecture, compiler and its flags): part of the
   // program cache key. Looked up on every compile request, so it must be cheap (computed once).
   virtual const std::string& cache_key() const = 0;

@@ -8,6 +8,7 @@
 
 #include "ir/bounds.h"
 #include "ir/exec_alu.h"
+#include "ir/node_map.h"
 #include "ir/printer.h"
 
 namespace doorbell {
@@ -653,14 +654,16 @@ UOp UOp::with_tag(int64_t t) const { return make(op(), dtype(), src(), arg(), t)
 
 std::vector<UOp> UOp::toposort() const {
   std::vector<UOp> order;
-  std::unordered_set<const UOpNode*> visited;
+  NodeMap<char> visited(64);  // a flat table: a node-based set would allocate once per node
   std::vector<std::pair<const UOp*, size_t>> stack{{this, 0}};
-  visited.insert(node_);
+  visited.get(node_);
   while (!stack.empty()) {
     auto& [u, i] = stack.back();
     if (i < u->src().size()) {
       const UOp* s = &u->src()[i++];
-      if (visited.insert(s->get()).second) stack.push_back({s, 0});
+      bool fresh = false;
+      visited.get(s->get(), &fresh);
+      if (fresh) stack.push_back({s, 0});
     } else {
       order.push_back(*u);
       stack.pop_back();

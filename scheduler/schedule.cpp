@@ -23,6 +23,9 @@ struct CachedSchedule {
   UOp linear;                     // CALL args are placeholders, intermediates and arenas
   std::vector<UOp> output_views;  // in placeholder terms
   int64_t peak_bytes = 0;
+  // What resolve() replaces, found once when the schedule is built: placeholders (by slot), storage made fresh for
+  // each use (intermediates, arenas) and variables (bound to the caller's values).
+  std::vector<UOp> placeholders, fresh, variables;
 };
 
 struct KeyHash {
@@ -144,6 +147,13 @@ CachedSchedule build(const std::vector<UOp>& outputs) {
   c.linear = memory_plan(linear, held, &stats);
   for (auto& [dev, bytes] : stats.peak_bytes) c.peak_bytes += bytes;
   for (auto& [value, view] : g.becomes) c.output_views.push_back(view);
+  std::vector<UOp> nodes = c.output_views;  // kernel bodies have PARAMs of their own: only args are visited
+  for (const UOp& call : c.linear.src()) nodes.insert(nodes.end(), call.src().begin() + 1, call.src().end());
+  for (const UOp& u : UOp::sink(nodes).toposort()) {
+    if (u.op() == Ops::PARAM && u.arg_as<ParamArg>().addrspace == AddrSpace::ALU) c.variables.push_back(u);
+    else if (u.op() == Ops::PARAM && is_storage(u)) c.placeholders.push_back(u);
+    else if (is_storage(u)) c.fresh.push_back(u);
+  }
   return c;
 }
 
@@ -151,13 +161,10 @@ CachedSchedule build(const std::vector<UOp>& outputs) {
 // intermediates and arenas) to fresh buffers.
 ScheduleResult resolve(const CachedSchedule& c, const Normalized& n, const std::vector<UOp>& outputs) {
   GraphMap map = replacer();
-  std::vector<UOp> nodes = c.output_views;  // kernel bodies have PARAMs of their own: only args are visited
-  for (const UOp& call : c.linear.src()) nodes.insert(nodes.end(), call.src().begin() + 1, call.src().end());
-  for (const UOp& u : UOp::sink(nodes).toposort()) {
-    if (auto b = n.bound.find(u.get()); b != n.bound.end()) map.set(u, b->second);  // a variable: its value now
-    else if (u.op() == Ops::PARAM && is_storage(u)) map.set(u, n.storages.at(std::get<ParamArg>(u.arg()).slot));
-    else if (is_storage(u)) map.set(u, new_buffer(u.dtype(), storage_count(u), device_of(u)));
-  }
+  for (const UOp& v : c.variables)
+    if (auto b = n.bound.find(v.get()); b != n.bound.end()) map.set(v, b->second);  // a variable: its value now
+  for (const UOp& p : c.placeholders) map.set(p, n.storages.at(std::get<ParamArg>(p.arg()).slot));
+  for (const UOp& f : c.fresh) map.set(f, new_buffer(f.dtype(), storage_count(f), device_of(f)));
   ScheduleResult r;
   r.linear = map(c.linear);
   for (size_t i = 0; i < outputs.size(); i++) r.becomes.emplace_back(outputs[i], map(c.output_views[i]));

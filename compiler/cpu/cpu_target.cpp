@@ -19,12 +19,10 @@ class CpuCTarget final : public Target {
     options_.pack_matmul_panels = true;
     compiler_ = find_c_compiler().value_or("");
     cache_key_ = "C|" + compiler_ + "|" + c_compile_flags() + "|lanes" + std::to_string(options_.vector_lanes);
+    name_ = "C " + (compiler_.empty() ? std::string("no C compiler") : compiler_.substr(compiler_.find_last_of('/') + 1)) + " x86-64";
   }
 
-  std::string name() const override {
-    std::string cc = compiler_.empty() ? "no C compiler" : compiler_.substr(compiler_.find_last_of('/') + 1);
-    return "C " + cc + " x86-64";
-  }
+  const std::string& name() const override { return name_; }
   const std::string& cache_key() const override { return cache_key_; }
   const LoweringOptions& options() const override { return options_; }
 
@@ -46,7 +44,7 @@ class CpuCTarget final : public Target {
 
  private:
   LoweringOptions options_;
-  std::string compiler_, cache_key_;
+  std::string compiler_, cache_key_, name_;
 };
 
 }  // namespace

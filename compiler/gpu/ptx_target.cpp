@@ -22,11 +22,10 @@ class PtxTarget final : public Target {
     options_.late = ptx_lowering_options();
     ptxas_ = find_ptxas().value_or("");
     cache_key_ = "PTX|" + gpu_.arch + "|" + sass_arch_ + "|" + (ptxas_.empty() ? std::string("no ptxas") : ptxas_);
+    name_ = "PTX " + gpu_.arch + (ptxas_.empty() ? " (not assembled: no ptxas)" : " ptxas " + sass_arch_);
   }
 
-  std::string name() const override {
-    return "PTX " + gpu_.arch + (ptxas_.empty() ? " (not assembled: no ptxas)" : " ptxas " + sass_arch_);
-  }
+  const std::string& name() const override { return name_; }
   const std::string& cache_key() const override { return cache_key_; }
   const LoweringOptions& options() const override { return options_; }
 
@@ -69,7 +68,7 @@ class PtxTarget final : public Target {
   const GpuTarget& gpu_;
   PtxAssembly assembly_;
   LoweringOptions options_;
-  std::string ptxas_, cache_key_;
+  std::string ptxas_, cache_key_, name_;
 };
 
 }  // namespace

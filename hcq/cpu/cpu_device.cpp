@@ -240,7 +240,7 @@ void CpuDevice::run_exec(const Command& c, const BoundQueue& submission) {
   job_scalars_ = submission.scalars.data() + c.scalars_begin;
   job_cores_ = c.program != nullptr ? std::clamp(static_cast<int32_t>(c.grid[0]), 1, static_cast<int32_t>(n))
               : c.core_count == 0 ? static_cast<int32_t>(n) : c.core_count;
-  if (n == 1) {
+  if (n == 1 || job_cores_ == 1) {  // one share: this thread runs it, the other workers stay asleep
     run_share(0);
     return;
   }

@@ -29,7 +29,7 @@ std::atomic<int> g_toy_lowered{0}, g_toy_rendered{0}, g_toy_compiled{0}, g_toy_o
 class ToyTarget final : public Target {
  public:
   ToyTarget() { options_.renderer = "TXT"; }
-  std::string name() const override { return "TOY text"; }
+  const std::string& name() const override { return name_; }
   const std::string& cache_key() const override { return key_; }
   const LoweringOptions& options() const override { return options_; }
   LoweredKernel lower(const UOp& sink, bool) const override {
@@ -49,7 +49,7 @@ class ToyTarget final : public Target {
 
  private:
   LoweringOptions options_;
-  std::string key_ = "TOY";
+  std::string key_ = "TOY", name_ = "TOY text";
 };
 
 class ToyProgram final : public HostProgram {
