@@ -31,9 +31,11 @@ void run(benchmark::State& state, UOp (*graph)(), bool cached) {
   UOp g = graph();
   set_schedule_cache_enabled(cached);
   clear_schedule_cache();
-  ScheduleResult first = schedule({g});  // warms the cache when it is on
+  // the layout choices of DEV's target, as Tensor::schedule_linear takes them (the CPU's: matmul 1024 packs w)
+  const ScheduleOptions options = schedule_options_for(default_device_name());
+  ScheduleResult first = schedule({g}, options);  // warms the cache when it is on
   size_t kernels = first.linear.src().size(), uops = g.toposort().size();
-  for (auto _ : state) benchmark::DoNotOptimize(schedule({g}).linear.get());
+  for (auto _ : state) benchmark::DoNotOptimize(schedule({g}, options).linear.get());
   set_schedule_cache_enabled(true);
   double n = static_cast<double>(state.iterations());
   state.counters["kernels"] = static_cast<double>(kernels);

@@ -24,8 +24,9 @@ struct LoweringOptions {
   bool threads = false;            // the outermost loop is divided among CPU cores (compiler/cpu_kernel_abi.h)
   const GpuTarget* gpu = nullptr;  // a GPU target's launch limits (compiler/gpu/gpu_target.h); null on the CPU
   LateLoweringOptions late;        // the ops and dtypes the renderer has natively; the rest are lowered for it
-  // Scheduler layout choices this target profits from (scheduler/schedule.h ScheduleOptions): a CPU splits a big sum
-  // over axis 0 into parts of rows and packs a float32 matmul's right operand into column panels.
+  // Scheduler layout choices this target profits from (scheduler/schedule_options.h; the frontend passes them to
+  // schedule()): a CPU splits a big sum over axis 0 into parts of rows and packs a float32 matmul's right operand
+  // into column panels.
   bool split_leading_reduce = false;
   bool pack_matmul_panels = false;
 };

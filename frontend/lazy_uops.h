@@ -4,12 +4,14 @@
 #include <optional>
 
 #include "ir/uop.h"
+#include "scheduler/movement_uops.h"
 
 namespace doorbell::frontend {
 
-UOp reshape_uop(const UOp& x, const IntTuple& shape);
-UOp expand_uop(const UOp& x, const IntTuple& shape);  // same rank, 1 -> n
-UOp permute_uop(const UOp& x, const IntTuple& order);
+// The scheduler's graph passes rewrite with the same builders (scheduler/movement_uops.h).
+using doorbell::expand_uop;
+using doorbell::permute_uop;
+using doorbell::reshape_uop;
 UOp pad_uop(const UOp& x, const IntTuple& before_after);     // flattened (before, after) per axis, >= 0
 UOp shrink_uop(const UOp& x, const IntTuple& begin_end);     // flattened (begin, end) per axis
 UOp flip_uop(const UOp& x, const IntTuple& axes);

@@ -1,5 +1,7 @@
 // Reductions. REDUCE keeps the reduced axes as size 1 (ReduceArg{op, axes}); keepdim=false reshapes them away.
-// sum accumulates in sum_acc_dtype (cast back for float16 and bfloat16), the rest compose as tinygrad does.
+// sum accumulates in sum_acc_dtype (cast back for float16 and bfloat16), the rest compose as tinygrad does. The graph
+// is what the user wrote: how a device's schedule splits a big reduction or lays out a matmul's operand is the
+// scheduler's (scheduler/split_reduce.h, scheduler/layout.h).
 #include <algorithm>
 #include <optional>
 
@@ -23,79 +25,9 @@ IntTuple reduce_axes(std::string_view op, const Axes& axis, const IntTuple& shap
 
 UOp reduce_uop(const UOp& u, Ops op, IntTuple axes) { return UOp::make(Ops::REDUCE, u.dtype(), {u}, ReduceArg{op, std::move(axes)}); }
 
-// x reduced over `axes` (kept as size 1) in two kernels: `parts` (x reshaped) reduced over `first` into a contiguous
-// buffer of partial results, then those over `second`.
-Tensor reduce_in_two(const Tensor& x, const Tensor& parts, Ops op, const IntTuple& axes, IntTuple first, int64_t second) {
-  Tensor partial = Tensor(reduce_uop(parts.uop(), op, std::move(first))).contiguous();
-  IntTuple kept = x.shape();
-  for (int64_t b : axes) kept[b] = 1;
-  return Tensor(reduce_uop(partial.uop(), op, IntTuple{second})).reshape(kept);
-}
-
-// Reductions of many elements into few outputs (at least 32768 per output) run as two kernels, so that the first has
-// outputs enough for every core: an axis of size n is split into (d, n / d), d from 256 down to 8, the d parts are
-// reduced into a contiguous buffer of d partial results per output and those reduced next (tinygrad's
-// split_reduceop). The float sum then adds in another order than one loop would.
-constexpr int64_t kSplitReduceRatio = 32768, kSplitMaxOutputs = int64_t{1} << 22;
-
-std::optional<Tensor> split_reduce(const Tensor& x, Ops op, const IntTuple& axes) {
-  int64_t in = x.numel(), reduced = 1;
-  for (int64_t a : axes) reduced *= x.shape()[a];
-  int64_t outputs = reduced == 0 ? 0 : in / reduced;
-  if (reduced < kSplitReduceRatio || outputs == 0 || outputs > kSplitMaxOutputs / 8) return std::nullopt;
-  // d from 256 down, preferring parts of a multiple of 64 elements, then of 16: a CPU kernel then walks each part in
-  // whole vectors, unrolled (1e8 = 256 x 390625 would leave odd parts in scalar lanes; 250 x 400000 does not).
-  auto pick = [&](int64_t n) -> int64_t {
-    for (int64_t multiple : {64, 16, 1})
-      for (int64_t d = std::min<int64_t>(256, kSplitMaxOutputs / outputs); d >= 8; d--)
-        if (n % d == 0 && (n / d) % multiple == 0) return d;
-    return 0;
-  };
-  for (int64_t a : axes) {
-    int64_t n = x.shape()[a];
-    if (int64_t d = pick(n); d != 0) {
-      IntTuple shape = x.shape();
-      shape[a] = n / d;
-      shape.insert(shape.begin() + a, d);
-      IntTuple order;
-      for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); i++)
-        if (i != a) order.push_back(i);
-      order.push_back(a);  // the d parts last: the partial results of one output lie side by side
-      // after the permute, axis a holds the n / d part
-      return reduce_in_two(x, x.reshape(shape).permute(order), op, axes, axes, static_cast<int64_t>(shape.size()) - 1);
-    }
-  }
-  return std::nullopt;
-}
-
-// On the CPU, a reduction over the leading axis of a big tensor whose rest is at most 4096 contiguous elements (a sum
-// over axis 0) runs as parts of rows, each reduced into a row of partial results, then the parts: each core then
-// streams whole rows with the row's accumulators in L1 (compiler/cpu/cpu_optimizer.h), where one pass over all rows
-// in column tiles jumps a row's stride every tile (4096 x 4096: 2.9 ms against a 1.8 ms floor on this machine).
-constexpr int64_t kLeadingSplitMinElements = int64_t{1} << 20, kLeadingSplitMaxRow = 4096;
-
-std::optional<Tensor> split_leading_reduce(const Tensor& x, Ops op, const IntTuple& axes) {
-  if (axes != IntTuple{0} || x.ndim() < 2 || x.device() != "CPU" || x.numel() < kLeadingSplitMinElements) return std::nullopt;
-  int64_t rows = x.shape()[0], row = x.numel() / rows;
-  if (row > kLeadingSplitMaxRow || row % 16 != 0) return std::nullopt;
-  for (int64_t p = 32; p >= 2; p--) {
-    if (rows % p != 0) continue;
-    IntTuple shape = x.shape();
-    shape[0] = rows / p;
-    shape.insert(shape.begin(), p);
-    return reduce_in_two(x, x.reshape(shape), op, axes, IntTuple{1}, 0);
-  }
-  return std::nullopt;
-}
-
 Tensor reduce(const Tensor& x, std::string_view name, Ops op, const Axes& axis, bool keepdim) {
   IntTuple axes = reduce_axes(name, axis, x.shape());
-  UOp u = x.uop();
-  std::optional<Tensor> split = axes.empty() ? std::nullopt : split_reduce(x, op, axes);
-  if (!split && !axes.empty()) split = split_leading_reduce(x, op, axes);
-  if (split) u = split->uop();
-  else if (!axes.empty()) u = reduce_uop(u, op, axes);
-  Tensor r(u);
+  Tensor r(axes.empty() ? x.uop() : reduce_uop(x.uop(), op, axes));
   if (keepdim) return r;
   IntTuple out;
   for (size_t i = 0; i < x.shape().size(); i++)
@@ -208,19 +140,6 @@ Tensor Tensor::dot(const Tensor& w) const {
     fail("dot", "shapes " + frontend::shape_str(shape()) + " and " + frontend::shape_str(w.shape()) + " have batch axes " +
                     frontend::shape_str(bx) + " and " + frontend::shape_str(bw) + " that cannot broadcast");
   DType out = least_upper_dtype(dtype(), w.dtype());
-  // On the CPU, a float32 (M, K) @ (K, N) whose rows of w are a multiple of 4 KiB apart first packs w into panels of
-  // 32 columns, (N / 32, K, 32), each contiguous: the matmul kernel walks one panel per column tile
-  // (compiler/cpu/cpu_optimizer.h), and with a 4 KiB stride every row of a panel maps to the same L1 and L2 sets, so
-  // the panel cannot stay in cache (measured on this machine: 1024^3 in 31 ms unpacked, 1040^3 in 10.5 ms).
-  constexpr int64_t kPanel = 32;
-  if (dx == 2 && dw == 2 && device() == "CPU" && w.device() == "CPU" && dtype() == dtypes::float32 && w.dtype() == dtypes::float32) {
-    int64_t m = shape()[0], k = shape()[1], n = w.shape()[1];
-    if (n % kPanel == 0 && (n * 4) % 4096 == 0 && k >= 64 && m >= 16) {
-      Tensor panels = w.reshape({k, n / kPanel, kPanel}).permute({1, 0, 2}).contiguous();
-      Tensor prod = reshape({m, 1, 1, k}).mul(panels.permute({0, 2, 1}).reshape({1, n / kPanel, kPanel, k}));
-      return prod.sum(-1).reshape({m, n}).cast(out);
-    }
-  }
   // x: (..., [1], K); w: (..., [1], K, N) -> (..., [1], N, K); broadcasted multiply, then sum over K (tinygrad).
   int64_t extra = std::min<int64_t>({dx - 1, dw - 1, 1});
   IntTuple xs(shape().begin(), shape().end() - 1);

@@ -8,9 +8,10 @@
 #include "frontend/lazy_uops.h"
 #include "frontend/shape.h"
 #include "frontend/state.h"
+#include "hcq/devices.h"
 #include "hcq/host_buffers.h"
-#include "ir/graph_map.h"
 #include "hcq/run_linear.h"
+#include "ir/graph_map.h"
 #include "scheduler/schedule.h"
 
 namespace doorbell {
@@ -84,6 +85,11 @@ void Tensor::apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& become
     if (s->uop) s->uop = map(s->uop);
 }
 
+ScheduleOptions schedule_options_for(const std::string& device_name) {
+  const LoweringOptions& target = device(device_name).target().options();
+  return {.split_leading_reduce = target.split_leading_reduce, .pack_matmul_panels = target.pack_matmul_panels};
+}
+
 UOp Tensor::schedule_linear(const std::vector<Tensor>& outputs) {
   std::vector<UOp> uops;
   uops.reserve(outputs.size());
@@ -95,7 +101,9 @@ UOp Tensor::schedule_linear(const std::vector<Tensor>& outputs) {
   for (const UOp& u : uops) seen.insert(u.get());
   for (const UOp& u : UOp::sink(uops).toposort())
     if (((u.op() == Ops::AFTER && !u.is_bound_variable()) || u.op() == Ops::CONTIGUOUS) && seen.insert(u.get()).second) uops.push_back(u);
-  ScheduleResult r = schedule(uops);
+  // One option set per schedule: the first output's device's (a value is stored on the device of its inputs, and
+  // schedules that mix devices are rare today).
+  ScheduleResult r = schedule(uops, outputs.empty() ? ScheduleOptions{} : schedule_options_for(outputs.front().device()));
   apply_map_to_tensors(r.becomes);
   return r.linear;
 }

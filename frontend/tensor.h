@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "ir/uop.h"
+#include "scheduler/schedule_options.h"
 
 namespace doorbell {
 
@@ -415,6 +416,11 @@ Tensor operator-(const Tensor& a);
 Tensor operator~(const Tensor& a);
 Tensor pow(Scalar base, const Tensor& exponent);
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y);
+
+// The layout choices (scheduler/schedule_options.h) that the target of the device named `device` makes
+// (compiler/target.h LoweringOptions): what schedule_linear passes to schedule() for outputs on that device. Opens
+// the device; throws as device() (hcq/devices.h) does for a name it cannot open.
+ScheduleOptions schedule_options_for(const std::string& device);
 
 // ---- templates --------------------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@
 #include "ir/graph_map.h"
 #include "ir/node_map.h"
 #include "scheduler/create_schedule.h"
+#include "scheduler/layout.h"
 #include "scheduler/memory_planner.h"
 #include "scheduler/rangeify.h"
 #include "scheduler/schedule_cache.h"
@@ -67,6 +68,7 @@ struct Normalized {
   std::vector<UOp> storages;
   std::unordered_map<const UOpNode*, UOp> bound;  // variable -> its bound node (AFTER(var, STORE(var, value)))
   ContentKey key;
+  bool has_reduce = false;  // the layout passes rewrite reductions only: a graph without one skips them
 };
 
 UOp placeholder(const UOp& storage, int64_t slot) {
@@ -74,8 +76,9 @@ UOp placeholder(const UOp& storage, int64_t slot) {
 }
 
 // The cache key and the storage leaves, computed without building the normalized graph (a hit never needs it):
-// the content key of each node with every storage leaf keyed as its placeholder PARAM.
-Normalized normalize_key(const std::vector<UOp>& outputs) {
+// the content key of each node with every storage leaf keyed as its placeholder PARAM, and the options, which
+// change the kernels the same graph schedules to.
+Normalized normalize_key(const std::vector<UOp>& outputs, const ScheduleOptions& options) {
   Normalized n;
   NodeMap<ContentKey> keys(64);
   std::vector<UOp> order = UOp::sink(outputs).toposort();
@@ -96,6 +99,7 @@ Normalized normalize_key(const std::vector<UOp>& outputs) {
       continue;
     }
     if (u.op() == Ops::UNIQUE || u.op() == Ops::DEVICE) continue;  // only under storage, which is keyed whole
+    n.has_reduce |= u.op() == Ops::REDUCE;
     Hasher128 h;  // the node's own op, dtype and arg, then its sources' normalized keys
     h.add_bytes(op_name(u.op()));
     h.add_u64(static_cast<uint64_t>(u.dtype().scalar_type) * 65536 + u.dtype().lanes);
@@ -104,10 +108,13 @@ Normalized normalize_key(const std::vector<UOp>& outputs) {
     for (const UOp& s : u.src()) h.add_key(*keys.find(s.get()));
     k = h.finish();
   }
-  // Values computed from constants alone are stored on the default device: it is part of what the schedule means.
+  // Values computed from constants alone are stored on the default device, and the layout choices change the
+  // kernels: both are part of what the schedule means.
   Hasher128 h;
   h.add_key(*keys.find(order.back().get()));
   h.add_bytes(default_device_name());
+  h.add_u64(options.split_leading_reduce);
+  h.add_u64(options.pack_matmul_panels);
   n.key = h.finish();
   return n;
 }
@@ -121,8 +128,9 @@ std::vector<UOp> normalized_outputs(const std::vector<UOp>& outputs, const Norma
   return map(UOp::sink(outputs)).src();
 }
 
-CachedSchedule build(const std::vector<UOp>& outputs) {
-  KernelGraph g = rangeify(outputs);
+CachedSchedule build(const std::vector<UOp>& outputs, const ScheduleOptions& options, bool has_reduce) {
+  // Outputs stay in order through the passes: output_views below pair with the caller's outputs by position.
+  KernelGraph g = rangeify(has_reduce ? layout_passes(UOp::sink(outputs), options).src() : outputs);
   std::vector<int> order = order_kernels(g.kernels);
   std::vector<UOp> calls;
   for (int k : order) {
@@ -200,11 +208,11 @@ void print_summary(const ScheduleResult& r, std::chrono::steady_clock::time_poin
 }
 }  // namespace
 
-ScheduleResult schedule(const std::vector<UOp>& outputs) {
+ScheduleResult schedule(const std::vector<UOp>& outputs, const ScheduleOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   for (const UOp& o : outputs)
     if (!o) throw std::invalid_argument("schedule: an output is a null UOp");
-  Normalized n = normalize_key(outputs);
+  Normalized n = normalize_key(outputs, options);
   const CachedSchedule* hit = nullptr;
   CachedSchedule built;
   {
@@ -213,7 +221,7 @@ ScheduleResult schedule(const std::vector<UOp>& outputs) {
       if (auto it = cache().entries.find(n.key); it != cache().entries.end()) hit = &it->second;
   }
   if (!hit) {
-    built = build(normalized_outputs(outputs, n));
+    built = build(normalized_outputs(outputs, n), options, n.has_reduce);
     std::lock_guard lock(cache().mu);
     if (cache().enabled) hit = &cache().entries.emplace(n.key, std::move(built)).first->second;
     else hit = &built;

@@ -23,6 +23,7 @@
 
 #include "ir/environment.h"
 #include "ir/uop.h"
+#include "scheduler/schedule_options.h"
 
 namespace doorbell {
 
@@ -38,8 +39,10 @@ struct ScheduleResult {
   bool cache_hit = false;
 };
 
-// Schedules everything needed to store `outputs`. Throws std::runtime_error naming the cycle when kernels
-// depend on each other in a circle ("cycle detected in assign graph").
-ScheduleResult schedule(const std::vector<UOp>& outputs);
+// Schedules everything needed to store `outputs`, with the layout choices of `options` (scheduler/layout.h: the
+// tensor-graph passes that run before rangeify; the default chooses none, as the REF and NV targets do). Throws
+// std::runtime_error naming the cycle when kernels depend on each other in a circle ("cycle detected in assign
+// graph").
+ScheduleResult schedule(const std::vector<UOp>& outputs, const ScheduleOptions& options = {});
 
 }  // namespace doorbell

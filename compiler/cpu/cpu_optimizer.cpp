@@ -24,9 +24,10 @@ constexpr int64_t kMaxAccumulators = 12;  // vector accumulators of a register t
 // accumulators mostly in L1, so each row is one long contiguous run instead of a 16 KiB-strided hop every 512 bytes
 // (measured on this machine: 2.4 ms against 2.9 ms with 8 vectors for 4096 x 4096).
 constexpr int64_t kMaxColumnVectors = 64;
-// With another output loop to divide across cores (frontend/reduce.cpp splits a big sum over axis 0 into parts of
-// rows), a whole row of up to 256 vectors (16 KiB of accumulators, in L1) is one tile: each core then streams whole
-// rows (measured by hand on this machine: 1.75 ms against 3.7 ms in 1024-column tiles for 4096 x 4096).
+// With another output loop to divide across cores (the scheduler splits a big sum over axis 0 into parts of rows
+// where the target asks for it, scheduler/layout.h), a whole row of up to 256 vectors (16 KiB of accumulators, in
+// L1) is one tile: each core then streams whole rows (measured by hand on this machine: 1.75 ms against 3.7 ms in
+// 1024-column tiles for 4096 x 4096).
 constexpr int64_t kMaxRowVectors = 256;
 
 bool depends_on(const UOp& u, const UOp& r) {

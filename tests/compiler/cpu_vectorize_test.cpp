@@ -1,6 +1,6 @@
 // The CPU optimizer (compiler/cpu/cpu_optimizer.h) and the vectorizer (compiler/cpu/vectorize.h): which ranges become
 // vectors and register tiles, what the C renderer then emits, the fallback to scalar lanes when a kernel cannot be
-// vectors, the split of big reductions across cores (frontend/reduce.cpp), and results against the reference
+// vectors, the split of big reductions across cores (scheduler/split_reduce.h), and results against the reference
 // interpreter (exact for elementwise float and integer kernels; float sums reassociate into vector lanes and a
 // matmul's products are fused into its sums, so those are compared with a tolerance).
 #include <gtest/gtest.h>

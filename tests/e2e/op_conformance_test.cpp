@@ -1042,10 +1042,10 @@ std::vector<ReduceCase> reduce_cases() {
   for (const auto& [on, op] : std::vector<std::pair<std::string, Red>>{{"sum", Red::Sum}, {"max", Red::Max}, {"mean", Red::Mean}})
     for (const auto& [an, ax] : every_axis) out.push_back({on + "_" + an + "_6x32x48_float32", op, dtypes::float32, s16, ax});
   for (const auto& [an, ax] : {every_axis[0], every_axis[2]}) out.push_back({"sum_" + an + "_6x32x48_int32", Red::Sum, dtypes::int32, s16, ax});
-  // 2^20 elements into one: partial results per core (frontend/reduce.cpp), each in vector lanes.
+  // 2^20 elements into one: partial results per core (scheduler/split_reduce.h), each in vector lanes.
   out.push_back({"sum_1048576_float32", Red::Sum, dtypes::float32, {1 << 20}, std::nullopt});
   out.push_back({"max_1048576_float32", Red::Max, dtypes::float32, {1 << 20}, std::nullopt});
-  // 2^20 elements over axis 0: parts of rows, whole rows of accumulators (frontend/reduce.cpp on the CPU).
+  // 2^20 elements over axis 0: parts of rows, whole rows of accumulators (scheduler/layout.h, the CPU's options).
   out.push_back({"sum_axis0_2048x512_float32", Red::Sum, dtypes::float32, {2048, 512}, std::vector<int64_t>{0}});
   out.push_back({"max_axis0_2048x512_float32", Red::Max, dtypes::float32, {2048, 512}, std::vector<int64_t>{0}});
   out.push_back({"mean_axis0_1024x32x32_float32", Red::Mean, dtypes::float32, {1024, 32, 32}, std::vector<int64_t>{0}});
@@ -1232,7 +1232,7 @@ std::vector<MatmulCase> matmul_cases() {
       {"17x33_33x9", {{17, 33}, {33, 9}}},
       {"64x64_64x64", {{64, 64}, {64, 64}}},
       // the CPU's register tiles: 4 rows x 2 vectors; 8 rows x 1 vector (80 columns: 5 vectors); and w's rows 4 KiB
-      // apart, packed into panels first (frontend/reduce.cpp)
+      // apart, packed into panels first (scheduler/layout.h)
       {"40x48_48x80", {{40, 48}, {48, 80}}},
       {"32x128_128x1024", {{32, 128}, {128, 1024}}},
       {"batched_2x3x4_2x4x5", {{2, 3, 4}, {2, 4, 5}}},

@@ -7,6 +7,7 @@ namespace {
 using testing::error_of;
 
 Tensor of(IntTuple shape, DType dt = dtypes::float32) { return Tensor::empty(std::move(shape), dt); }
+UOp reduce_of(const Tensor& x, IntTuple axes) { return UOp::make(Ops::REDUCE, x.dtype(), {x.uop()}, ReduceArg{Ops::ADD, std::move(axes)}); }
 
 TEST(Reduce, SumKeepsReducedAxesInTheReduceThenReshapes) {
   Tensor x = of({2, 3, 4});
@@ -98,6 +99,21 @@ TEST(Reduce, MatmulIsABroadcastMultiplyAndASumOverTheLastAxis) {
   EXPECT_EQ(r.arg_as<ReduceArg>(), (ReduceArg{Ops::ADD, {2}}));
   EXPECT_EQ(r.src(0).op(), Ops::MUL);
   EXPECT_EQ(*r.src(0).shape(), (IntTuple{2, 4, 3}));
+}
+
+TEST(Reduce, BigSumsAndMatmulsAreTheGraphAsWrittenWhateverTheDevice) {
+  // How a device's schedule splits a big reduction or packs a matmul's operand is the scheduler's (scheduler/layout.h)
+  Tensor x = of({2048, 512});
+  Tensor s = x.sum(0);
+  ASSERT_EQ(s.uop().op(), Ops::RESHAPE);
+  EXPECT_EQ(s.uop().src(0), reduce_of(x, {0}));
+  Tensor big = of({int64_t{1} << 20});
+  EXPECT_EQ(big.sum().uop().src(0), reduce_of(big, {0}));
+  Tensor m = of({256, 1024}).matmul(of({1024, 1024}));
+  const UOp& r = m.uop().src(0);
+  ASSERT_EQ(r.op(), Ops::REDUCE);
+  EXPECT_EQ(r.arg_as<ReduceArg>(), (ReduceArg{Ops::ADD, {2}}));
+  EXPECT_EQ(*r.src(0).shape(), (IntTuple{256, 1024, 1024})) << "one broadcast multiply: no panels";
 }
 
 TEST(Reduce, MatmulErrors) {
