@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <thread>
 
 #include "compiler/cpu/cpu_optimizer.h"
 #include "compiler/cpu/vectorize.h"
@@ -36,7 +37,9 @@ LoweredKernel cpu_launch(const UOp& original, const UOp& lowered) {
   KernelEstimates e = estimate_kernel(original);
   int64_t work = e.ops + (e.bytes_read + e.bytes_written) / 4;
   LoweredKernel k{lowered};
-  k.global_size[0] = std::clamp<int64_t>(std::min(work / kMinWorkPerCore, e.global_size), 1, int64_t{1} << 20);
+  // Never more shares than this machine has cores: the CPU device runs a worker per core (hcq/cpu/cpu_device.h).
+  static const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  k.global_size[0] = std::clamp<int64_t>(std::min(work / kMinWorkPerCore, e.global_size), 1, cores);
   return k;
 }
 

@@ -64,6 +64,7 @@ class LinearRunner {
  private:
   struct Timed {
     KernelTiming timing;
+    uint64_t count = 0;  // the running kernel count when it was recorded
     size_t buffers = 0;
     Signal* start;
     Signal* end;
@@ -98,12 +99,12 @@ class LinearRunner {
     for (int64_t i = 1; i <= info.buffers; i++) addresses_.push_back(address(call.src(static_cast<size_t>(i)), d));
     vars_.clear();
     for (const KernelVariable& v : info.vars) vars_.push_back(value_of(v, call, info));
-    g_kernels.fetch_add(1, std::memory_order_relaxed);
+    const uint64_t count = g_kernels.fetch_add(1, std::memory_order_relaxed) + 1;
     if (!timed_mode_) {
       queue_.exec(loaded, addresses_, vars_, dims(info.global_size), dims(info.local_size));
       return;
     }
-    Timed t{KernelTiming{info.name, info.launch_string(), 0, info.ops, info.bytes}, call.src().size() - 1,
+    Timed t{KernelTiming{info.name, info.launch_string(), 0, info.ops, info.bytes}, count, static_cast<size_t>(info.buffers),
             &timing_signal(d, 2 * timed_.size()), &timing_signal(d, 2 * timed_.size() + 1)};
     queue_.timestamp(*t.start).exec(loaded, addresses_, vars_, dims(info.global_size), dims(info.local_size)).timestamp(*t.end);
     timed_.push_back(std::move(t));
@@ -141,7 +142,8 @@ class LinearRunner {
     void* to = reinterpret_cast<void*>(address(call.src(1), d));
     const void* from = reinterpret_cast<const void*>(address(call.src(2), d));
     if (timed_mode_) {
-      Timed t{KernelTiming{"copy", std::to_string(src.size()) + " bytes", 0, 0, static_cast<int64_t>(2 * src.size())}, 2,
+      Timed t{KernelTiming{"copy", std::to_string(src.size()) + " bytes", 0, 0, static_cast<int64_t>(2 * src.size())},
+              g_kernels.load(std::memory_order_relaxed), 2,
               &timing_signal(d, 2 * timed_.size()), &timing_signal(d, 2 * timed_.size() + 1)};
       q.timestamp(*t.start).copy(to, from, src.size()).timestamp(*t.end);
       timed_.push_back(std::move(t));
@@ -169,7 +171,7 @@ class LinearRunner {
     const KernelTiming& k = t.timing;
     const double safe_ns = k.ns > 0 ? k.ns : 1;
     std::fprintf(stderr, "*** %-5s %6llu %-24s %-22s %2zu bufs  mem %9.3f MB  tm %10.2f us  %9.2f GFLOP/s  %8.2f GB/s\n",
-                 dev_->name().c_str(), static_cast<unsigned long long>(g_kernels.load(std::memory_order_relaxed)), k.name.c_str(),
+                 dev_->name().c_str(), static_cast<unsigned long long>(t.count), k.name.c_str(),
                  k.launch.c_str(), t.buffers, static_cast<double>(host_storage_bytes()) / 1e6, k.ns / 1e3,
                  static_cast<double>(k.ops) / safe_ns, static_cast<double>(k.bytes) / safe_ns);
   }

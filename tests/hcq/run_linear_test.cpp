@@ -15,6 +15,7 @@
 #include "hcq/host_buffers.h"
 #include "hcq/ref/ref_interpreter.h"
 #include "hcq/run_linear.h"
+#include "ir/debug.h"
 #include "scheduler/schedule.h"
 
 namespace doorbell {
@@ -31,6 +32,25 @@ TEST(RunLinear, CopyCallCopiesBytesThroughTheDeviceQueueInOrder) {
   // b <- a, then c <- b: the second copy sees the first one's result only if the queue runs them in order.
   run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {copy_call(b, a), copy_call(c, b)}));
   EXPECT_EQ(std::memcmp(buffer_bytes(c).data(), values, sizeof values), 0);
+}
+
+TEST(RunLinear, Debug2PrintsACopyWithItsBytesAndTimeAndTheRunningKernelCount) {
+  UOp a = new_buffer(dtypes::int32, 5), b = new_buffer(dtypes::int32, 5);
+  std::memset(buffer_bytes(a).data(), 7, 20);
+  const int before = debug_level();
+  set_debug_level(2);
+  ::testing::internal::CaptureStderr();
+  run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {copy_call(b, a)}));
+  const std::string out = ::testing::internal::GetCapturedStderr();
+  set_debug_level(before);
+  unsigned long long count = 0;
+  char device[16];
+  double mem = -1, us = -1;
+  ASSERT_EQ(std::sscanf(out.c_str(), "*** %15s %llu copy 20 bytes %*d bufs mem %lf MB tm %lf us", device, &count, &mem, &us), 4) << out;
+  EXPECT_STREQ(device, "CPU");
+  EXPECT_EQ(count, kernels_launched()) << "the count of kernels launched so far";
+  EXPECT_GE(us, 0);
+  EXPECT_EQ(std::memcmp(buffer_bytes(b).data(), buffer_bytes(a).data(), 20), 0);
 }
 
 TEST(RunLinear, CopyBetweenBuffersOfDifferentSizesIsAnErrorNamingTheSizes) {
