@@ -4,8 +4,8 @@
 // each to the whole shows where the time goes; the floor is BM_QueueDispatch in bench_hcq.
 #include <benchmark/benchmark.h>
 
-#include "hcq/compile_linear.h"
 #include "frontend/tensor.h"
+#include "hcq/compile_linear.h"
 #include "hcq/run_linear.h"
 
 namespace doorbell {

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "hcq/compile_linear.h"
 #include "frontend/tensor.h"
+#include "hcq/compile_linear.h"
 #include "hcq/run_linear.h"
 
 using namespace doorbell;

@@ -6,6 +6,7 @@
 #include "compiler/program.h"
 #include "hcq/devices.h"
 #include "ir/debug.h"
+#include "ir/environment.h"
 #include "ir/printer.h"
 
 namespace doorbell {
@@ -32,7 +33,7 @@ Device& call_device(const UOp& call) {
                                   "; expected every buffer of a kernel on one device");
     found = &dev;
   }
-  return found != nullptr ? *found : device("CPU");
+  return found != nullptr ? *found : device(default_device_name());  // no buffer names one: DEV
 }
 
 UOp compile_call(const UOp& call, Device& d) {

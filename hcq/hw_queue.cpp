@@ -7,6 +7,14 @@
 
 namespace doorbell {
 
+std::shared_ptr<BoundQueue> host_bound_copy(const HWQueue& queue) {
+  auto b = std::make_shared<BoundQueue>();
+  b->commands.assign(queue.commands().begin(), queue.commands().end());
+  b->buffers.assign(queue.buffers().begin(), queue.buffers().end());
+  b->scalars.assign(queue.scalars().begin(), queue.scalars().end());
+  return b;
+}
+
 const char* command_kind_name(CommandKind kind) {
   switch (kind) {
     case CommandKind::kExec: return "exec";

@@ -59,6 +59,11 @@ struct BoundQueue {
   std::vector<int64_t> scalars;
 };
 
+class HWQueue;
+// A host device's bound queue: a plain copy of the recorded commands and their side arrays (host memory is the
+// device's memory, so nothing more is bound).
+std::shared_ptr<BoundQueue> host_bound_copy(const HWQueue& queue);
+
 class HWQueue {
  public:
   // Runs `kernel` as core_count parallel calls (core_id 0..core_count-1); 0 means one per device worker.

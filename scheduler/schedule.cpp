@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "ir/debug.h"
+#include "ir/environment.h"
 #include "ir/graph_map.h"
 #include "ir/node_map.h"
 #include "scheduler/create_schedule.h"
@@ -53,7 +54,7 @@ int64_t storage_count(const UOp& s) {
 std::string device_of(const UOp& s) {
   if (s.op() == Ops::BUFFER && s.src().size() > 1 && s.src(1).op() == Ops::DEVICE) return s.src(1).arg_as<std::string>();
   if (s.op() == Ops::PARAM) return std::get<ParamArg>(s.arg()).name;
-  return "CPU";
+  return default_device_name();  // a BUFFER that names no device: the default one
 }
 
 // Rebuilds schedule graphs with nodes replaced (GraphMap::set); CALL bodies (src[0]) are left as they are: a kernel's

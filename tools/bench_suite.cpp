@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "hcq/compile_linear.h"
 #include "frontend/tensor.h"
+#include "hcq/compile_linear.h"
 #include "hcq/cpu/cpu_device.h"
 #include "hcq/devices.h"
 #include "hcq/run_linear.h"

@@ -170,11 +170,7 @@ void CpuDevice::submit(const HWQueue& queue) {
 std::shared_ptr<BoundQueue> CpuDevice::bind(const HWQueue& queue) {
   check_cpu_commands(queue.commands(), name());
   // Host memory is the CPU device's memory: the bound copy is what the dispatcher reads on every submit.
-  auto b = std::make_shared<BoundQueue>();
-  b->commands.assign(queue.commands().begin(), queue.commands().end());
-  b->buffers.assign(queue.buffers().begin(), queue.buffers().end());
-  b->scalars.assign(queue.scalars().begin(), queue.scalars().end());
-  return b;
+  return host_bound_copy(queue);
 }
 
 void CpuDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {

@@ -68,13 +68,7 @@ void RefDevice::submit(const HWQueue& queue) {
   run(queue.commands(), queue.buffers(), queue.scalars());
 }
 
-std::shared_ptr<BoundQueue> RefDevice::bind(const HWQueue& queue) {
-  auto b = std::make_shared<BoundQueue>();
-  b->commands.assign(queue.commands().begin(), queue.commands().end());
-  b->buffers.assign(queue.buffers().begin(), queue.buffers().end());
-  b->scalars.assign(queue.scalars().begin(), queue.scalars().end());
-  return b;
-}
+std::shared_ptr<BoundQueue> RefDevice::bind(const HWQueue& queue) { return host_bound_copy(queue); }
 
 void RefDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {
   std::lock_guard lock(mu_);

@@ -71,13 +71,7 @@ class ToyDevice final : public Device {
     set_target(target);
   }
   void submit(const HWQueue& q) override { run(q.commands(), q.buffers(), q.scalars()); }
-  std::shared_ptr<BoundQueue> bind(const HWQueue& q) override {
-    auto b = std::make_shared<BoundQueue>();
-    b->commands.assign(q.commands().begin(), q.commands().end());
-    b->buffers.assign(q.buffers().begin(), q.buffers().end());
-    b->scalars.assign(q.scalars().begin(), q.scalars().end());
-    return b;
-  }
+  std::shared_ptr<BoundQueue> bind(const HWQueue& q) override { return host_bound_copy(q); }
   void submit_bound(std::shared_ptr<const BoundQueue> b) override { run(b->commands, b->buffers, b->scalars); }
   bool host_memory() const override { return true; }
 

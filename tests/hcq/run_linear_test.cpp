@@ -6,11 +6,11 @@
 #include <cstring>
 #include <limits>
 
-#include "hcq/compile_linear.h"
 #include "compiler/kernel_estimates.h"
-#include "frontend/tensor.h"
-#include "hcq/cpu/cpu_allocator.h"
 #include "compiler/program.h"
+#include "frontend/tensor.h"
+#include "hcq/compile_linear.h"
+#include "hcq/cpu/cpu_allocator.h"
 #include "hcq/devices.h"
 #include "hcq/host_buffers.h"
 #include "hcq/ref/ref_interpreter.h"

@@ -15,6 +15,7 @@
 #include "compiler/program.h"
 #include "compiler/subprocess.h"
 #include "frontend/tensor.h"
+#include "hcq/backend.h"
 #include "hcq/devices.h"
 #include "hcq/ref/ref_interpreter.h"
 #include "hcq/run_linear.h"
@@ -103,6 +104,18 @@ TEST(NvProgram, RunLinearCompilesAnUncompiledLinearForTheDeviceOfItsBuffers) {
   run_linear(linear, on_device("REF"));
   EXPECT_EQ(interpreted_kernels(), interpreted + linear.src().size());
   EXPECT_EQ(y.tolist<float>(), (std::vector<float>{3.5f, 6.5f, 9.5f}));
+}
+
+TEST(NvProgram, TheSecondGpuIsNv1AndAMissingOneIsAnErrorCountingTheGpus) {
+  nv();  // MOCKGPU=1: the emulated driver reports one GPU
+  EXPECT_EQ(parse_device_name("nv:1").canonical(), "NV:1");
+  try {
+    device("NV:1");
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("NV:1: the driver reports 1 GPU (NV_ESC_CARD_INFO)"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(device("NV:0").name(), "NV") << "NV:0 is the first GPU, NV";
 }
 
 std::string run_child(const std::filesystem::path& cache) {

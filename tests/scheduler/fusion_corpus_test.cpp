@@ -9,9 +9,9 @@
 #include <cmath>
 #include <functional>
 
-#include "hcq/compile_linear.h"
-#include "fusion_corpus_cases.h"
 #include "frontend/tensor.h"
+#include "fusion_corpus_cases.h"
+#include "hcq/compile_linear.h"
 #include "hcq/run_linear.h"
 #include "scheduler/memory_planner.h"
 #include "scheduler/schedule.h"

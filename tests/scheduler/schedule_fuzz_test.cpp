@@ -1,5 +1,5 @@
 // The scheduler fuzzer: random tensor programs (movement chains, elementwise ops, reduces, contiguous, several
-// outputs) are scheduled, run with the reference run_linear and compared with an independent evaluation of the
+// outputs) are scheduled, run on the REF device (the reference interpreter) and compared with an independent evaluation of the
 // tensor graph; every memory plan is verified. CI runs SCHEDULE_FUZZ_COUNT=300 programs (the default); a long
 // run by hand: SCHEDULE_FUZZ_COUNT=20000 build/release/tests/scheduler/test_schedule_fuzz (SCHEDULE_FUZZ_SEED
 // picks another stream). A failure prints the program.

@@ -1,5 +1,5 @@
 // The scheduler on tensor graphs built from raw UOps: the seeds' facts, dependency order (RAW, WAR), cycles,
-// the schedule cache, and values computed by the reference run_linear.
+// the schedule cache, and values computed by the reference (run_linear on the REF device).
 #include <gtest/gtest.h>
 
 #include <cstring>
