@@ -224,7 +224,8 @@ class LlvmRenderer {
       }
       if (u.op() == Ops::PARAM) {
         const ParamArg& p = u.arg_as<ParamArg>();
-        if (p.addrspace != AddrSpace::GLOBAL) fail("only global and local buffers are supported", u);
+        if (p.addrspace == AddrSpace::ALU) continue;  // a variable: a scalar parameter after the buffers, below
+        if (p.addrspace != AddrSpace::GLOBAL) fail("only global and local buffers and variables are supported", u);
         if (p.slot < 0 || p.slot > 4096) fail("buffer slot out of range", u);
         params.emplace(p.slot, u);
       } else if (u.op() == Ops::SPECIAL) {
@@ -243,6 +244,18 @@ class LlvmRenderer {
     for (const auto& [slot, p] : params) names_[p.get()] = {"%data" + std::to_string(slot), gp, p.dtype()};
 
     std::string entry;
+    // Variables: 64-bit parameters after the buffers, in ProgramInfo::vars' order; narrowed where the value is i32.
+    std::vector<UOp> variables = kernel_variables(sink);
+    for (size_t i = 0; i < variables.size(); i++) {
+      const std::string arg = "%var" + std::to_string(i), t = reg_type(variables[i]);
+      sig += std::string(nslots || i ? ", " : "") + "i64 " + arg;
+      if (t == "i64") {
+        names_[variables[i].get()] = {arg, t, variables[i].dtype()};
+      } else {
+        entry += "  " + arg + "_v = trunc i64 " + arg + " to " + t + "\n";
+        names_[variables[i].get()] = {arg + "_v", t, variables[i].dtype()};
+      }
+    }
     for (const UOp& sp : specials) {
       const std::string& n = sp.arg_as<std::string>();
       if (n.size() != 5 || (n.rfind("gidx", 0) != 0 && n.rfind("lidx", 0) != 0) || n[4] < '0' || n[4] > '2')

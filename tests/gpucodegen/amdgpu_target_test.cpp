@@ -58,6 +58,25 @@ TEST(AmdgpuTarget, ASecondCompileOfTheSameSourceReadsTheCodeObjectFromTheDiskCac
 #endif
 }
 
+TEST(AmdgpuTarget, AKernelVariableIsAnI64ParameterAfterTheBuffers) {
+#if !DOORBELL_HAVE_LLVM
+  GTEST_SKIP() << "built without LLVM: no AMDGPU compiler";
+#else
+  std::unique_ptr<Target> gfx = make_amdgpu_target("gfx1100");
+  Tensor x = Tensor::empty({16});
+  UOp start = UOp::variable("start", 0, 12);
+  UOp linear = (x.narrow(0, start.bind(3), 4) * 2).schedule_linear();
+  ASSERT_EQ(linear.src().size(), 1u);
+  CompiledProgram p = compile_program(linear.src(0), *gfx);
+  const ProgramInfo& info = program_info(p.program);
+  ASSERT_EQ(info.vars.size(), 1u);
+  EXPECT_EQ(info.vars[0].name, "start");
+  const std::string& ir = program_source(p.program);
+  EXPECT_NE(ir.find("noalias %data1, i64 %var0)"), std::string::npos) << ir.substr(0, 600);
+  EXPECT_FALSE(program_binary(p.program).empty());
+#endif
+}
+
 TEST(AmdgpuTarget, OnlyAmdArchitecturesMakeAnAmdgpuTarget) {
   EXPECT_THROW(make_amdgpu_target("sm_90"), std::invalid_argument);
   EXPECT_THROW(make_amdgpu_target("gfx9999"), std::invalid_argument);
