@@ -24,8 +24,9 @@ std::vector<float> iota(int n) {
 }
 
 TEST(Variables, AWindowAtAVariableOffsetRunsAtThreeValuesWithOneCompile) {
+  static int run = 0;  // a variable name of its own per run (--gtest_repeat): a kernel no earlier run compiled
   Tensor x = Tensor(iota(16)).realize();
-  const UOp start = UOp::variable("start", 0, 12);
+  const UOp start = UOp::variable("start" + std::to_string(run++), 0, 12);
   const ProgramCacheStats before = program_cache_stats();
   for (int64_t v : {0, 5, 12}) {
     Tensor y = x.narrow(0, start.bind(v), 4) * 2 + Tensor(start.bind(v));  // the value itself too

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "compiler/program.h"
 #include "frontend/tensor.h"
@@ -24,6 +25,12 @@ namespace doorbell {
 namespace {
 
 std::atomic<int> g_toy_lowered{0}, g_toy_rendered{0}, g_toy_compiled{0}, g_toy_opened{0};
+
+// A number of its own for each run of a test (--gtest_repeat): a device or kernel no earlier run made.
+int fresh() {
+  static std::atomic<int> n{0};
+  return ++n;
+}
 
 // The toy's target: the scheduler's kernel unchanged, "rendered" as its printed graph, "compiled" to nothing.
 class ToyTarget final : public Target {
@@ -104,7 +111,7 @@ class ToyDevice final : public Device {
     .description = "a toy backend registered by a test file",
     .renderers = {"TXT", "ALT"},
     .open = [](const DeviceName& name) -> std::unique_ptr<Device> {
-      if (name.index > 1) throw std::invalid_argument("device " + name.canonical() + ": the TOY backend has 2 devices");
+      if (name.index > 99999) throw std::invalid_argument("device " + name.canonical() + ": the TOY backend has 100000 devices");
       g_toy_opened++;
       return std::make_unique<ToyDevice>(name.canonical());
     },
@@ -119,11 +126,12 @@ TEST(BackendRegistry, ABackendRegisteredFromATestFileRunsKernelsThroughItsOwnTar
   const std::string saved = default_device_name();
   set_default_device_name("TOY");
   Tensor x = Tensor({1.f, 2.f, 3.f});
-  Tensor y = (x + 1) * 2;
+  const float k = static_cast<float>(fresh());  // a kernel no earlier run compiled
+  Tensor y = (x + k) * 2;
   set_default_device_name(saved);
   EXPECT_EQ(y.device(), "TOY");
   const int lowered = g_toy_lowered, rendered = g_toy_rendered, compiled = g_toy_compiled;
-  EXPECT_EQ(y.tolist<float>(), (std::vector<float>{4, 6, 8}));
+  EXPECT_EQ(y.tolist<float>(), (std::vector<float>{2 * (1 + k), 2 * (2 + k), 2 * (3 + k)}));
   EXPECT_GT(g_toy_lowered, lowered) << "the toy target's pipeline ran";
   EXPECT_GT(g_toy_rendered, rendered);
   EXPECT_GT(g_toy_compiled, compiled);
@@ -142,6 +150,19 @@ TEST(BackendRegistry, EachCanonicalNameIsOneDeviceOpenedOnce) {
   EXPECT_EQ(g_toy_opened, opened) << "no second open for another spelling";
   EXPECT_NE(&device("TOY:ALT"), &device("TOY")) << "another renderer is another device";
   EXPECT_EQ(device("TOY:ALT").name(), "TOY:ALT");
+}
+
+TEST(BackendRegistry, ThreadsAskingForANewDeviceAtOnceGetOneDeviceOpenedOnce) {
+  const int opened = g_toy_opened, index = 1 + fresh();
+  ASSERT_LE(index, 99999) << "more repeats than toy devices";
+  const std::string name = "TOY:" + std::to_string(index) + ":ALT", lower = "toy:" + std::to_string(index) + ":alt";
+  std::vector<Device*> got(8, nullptr);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); i++) threads.emplace_back([&, i] { got[i] = &device(i % 2 ? lower : name); });
+  for (std::thread& t : threads) t.join();
+  for (Device* d : got) EXPECT_EQ(d, got[0]);
+  EXPECT_EQ(got[0]->name(), name);
+  EXPECT_EQ(g_toy_opened, opened + 1);
 }
 
 TEST(BackendRegistry, DeviceNamesParseInOnePlaceWithErrorsNamingTheTextAndTheExpectation) {
@@ -172,8 +193,8 @@ TEST(BackendRegistry, DeviceNamesParseInOnePlaceWithErrorsNamingTheTextAndTheExp
   EXPECT_NE(e.find("not a device name"), std::string::npos) << e;
   e = error_of([] { device("CPU:1"); });
   EXPECT_NE(e.find("the CPU backend has one device, CPU"), std::string::npos) << e;
-  e = error_of([] { device("TOY:2"); });
-  EXPECT_NE(e.find("the TOY backend has 2 devices"), std::string::npos) << "the backend's own error: " << e;
+  e = error_of([] { device("TOY:100000"); });
+  EXPECT_NE(e.find("the TOY backend has 100000 devices"), std::string::npos) << "the backend's own error: " << e;
 }
 
 TEST(BackendRegistry, RegisteringABadOrDuplicatePrefixIsAnError) {
@@ -191,14 +212,15 @@ TEST(BackendRegistry, RegisteringABadOrDuplicatePrefixIsAnError) {
 
 TEST(BackendRegistry, AProgramCompiledForAnotherTargetIsRecompiledForTheDeviceThatRunsIt) {
   Tensor x = Tensor({1.f, 2.f, 3.f}).realize();
-  Tensor y = x * 10;
+  const float k = 1000.f + static_cast<float>(fresh());  // a kernel no earlier run compiled
+  Tensor y = x * k;
   UOp linear = y.schedule_linear();
   UOp cpu_program = compile_program(linear.src(0), device("CPU").target()).program;
   std::vector<UOp> src = linear.src(0).src();
   src[0] = cpu_program;
   const int compiled = g_toy_compiled;
   run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {linear.src(0).replace_src(src)}), on_device("TOY"));
-  EXPECT_EQ(y.tolist<float>(), (std::vector<float>{10, 20, 30}));
+  EXPECT_EQ(y.tolist<float>(), (std::vector<float>{k, 2 * k, 3 * k}));
   EXPECT_EQ(g_toy_compiled, compiled + 1) << "the C program's kernel was compiled for the toy target";
 }
 
