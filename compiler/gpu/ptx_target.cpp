@@ -57,7 +57,8 @@ class PtxTarget final : public Target {
       object_cache_store(key, b.bytes);
     }
     // The binary's own word on the resources the kernel needs (the same numbers ptxas -v prints).
-    const CubinKernel& k = read_cubin(b.bytes).kernel(name);
+    const Cubin cubin = read_cubin(b.bytes);  // kept: the kernel's entry lives in it
+    const CubinKernel& k = cubin.kernel(name);
     b.registers = std::max(k.registers, 0);
     b.stack_bytes = std::max<int64_t>({k.frame_size, k.min_stack_size, 0});
     return b;

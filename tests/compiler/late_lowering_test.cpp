@@ -111,11 +111,11 @@ TEST(LateLoweringForm, ConstantDivisorNeedsNoGuardButOneThatMayBeZeroOrMinusOneG
   EXPECT_EQ(count(lowered(x.alu(Ops::CDIV, x.const_like(int64_t{7}))), Ops::WHERE), 0);
   UOp y = UOp::variable("y", -5, 5);
   UOp out = lowered(x.alu(Ops::CDIV, y));
-  const UOp* div = nullptr;
+  UOp div;  // a copy: toposort's vector is a temporary
   for (const UOp& u : out.toposort())
-    if (u.op() == Ops::CDIV) div = &u;
-  ASSERT_NE(div, nullptr);
-  EXPECT_EQ(div->src(1).op(), Ops::WHERE) << "the divisor is replaced where it is 0 or -1: " << print_node(out);
+    if (u.op() == Ops::CDIV) div = u;
+  ASSERT_TRUE(div);
+  EXPECT_EQ(div.src(1).op(), Ops::WHERE) << "the divisor is replaced where it is 0 or -1: " << print_node(out);
   EXPECT_EQ(count(out, Ops::CDIV), 1) << "lowering a guarded division again must not guard it twice";
   UOp positive = UOp::variable("p", 1, 5);
   EXPECT_EQ(lowered(x.alu(Ops::CDIV, positive)), x.alu(Ops::CDIV, positive));
