@@ -12,6 +12,7 @@
 #include "hcq/host_buffers.h"
 #include "hcq/run_linear.h"
 #include "ir/graph_map.h"
+#include "ir/node_map.h"
 #include "scheduler/schedule.h"
 
 namespace doorbell {
@@ -60,7 +61,7 @@ std::string Tensor::device() const {
   // The device of the first buffer the value is computed from (a result of NV buffers is NV's, as the scheduler
   // stores it there); a value of constants alone goes to the default device.
   std::vector<const UOp*> stack{&uop()};
-  std::unordered_set<const UOpNode*> seen;
+  NodeMap<char> seen(64);
   while (!stack.empty()) {
     const UOp& u = *stack.back();
     stack.pop_back();
@@ -68,8 +69,11 @@ std::string Tensor::device() const {
       if (u.src().size() > 1 && u.src(1).op() == Ops::DEVICE) return u.src(1).arg_as<std::string>();
       continue;
     }
-    for (auto it = u.src().rbegin(); it != u.src().rend(); ++it)
-      if (seen.insert(it->get()).second) stack.push_back(&*it);
+    for (auto it = u.src().rbegin(); it != u.src().rend(); ++it) {
+      bool fresh = false;
+      seen.get(it->get(), &fresh);
+      if (fresh) stack.push_back(&*it);
+    }
   }
   return default_device_name();
 }

@@ -24,9 +24,11 @@ const UOp* device_node(const UOp& buffer) {
 
 Device& call_device(const UOp& call) {
   Device* found = nullptr;
+  const UOpNode* found_node = nullptr;
   for (size_t i = 1; i < call.src().size(); i++) {
     const UOp* d = device_node(call.src(i));
-    if (d == nullptr) continue;
+    if (d == nullptr || d->get() == found_node) continue;  // the same DEVICE node: no second lookup
+    found_node = d->get();
     Device& dev = device(d->arg_as<std::string>());  // throws for a device that does not exist
     if (found != nullptr && found != &dev)
       throw std::invalid_argument("run_linear: a call with buffers on " + found->name() + " and " + dev.name() +
