@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "ir/kernel_variables.h"
 #include "ir/printer.h"
 #include "ir/reduce_identity.h"
 

@@ -34,10 +34,6 @@ struct Statement {
 // Throws std::invalid_argument naming the node when the kernel is not in the scheduler's form.
 std::vector<Statement> linearize(const UOp& sink);
 
-// The kernel's variables (PARAM with AddrSpace::ALU), each once, by name: the order of its scalar parameters after
-// its buffers (ProgramInfo::vars, the CALL's arguments after its buffers, the renderers' parameter lists).
-std::vector<UOp> kernel_variables(const UOp& sink);
-
 // The PARAM an INDEX addresses: its source 0, or the PARAM inside AFTER(PARAM(LOCAL), BARRIER).
 inline const UOp& indexed_buffer(const UOp& index) {
   const UOp& b = index.src(0);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -15,6 +14,7 @@
 #include "compiler/kernel_name.h"
 #include "compiler/linearize.h"
 #include "compiler/optimizer.h"
+#include "ir/kernel_variables.h"
 #include "ir/printer.h"
 
 namespace doorbell {
@@ -74,12 +74,10 @@ ProgramInfo info_of(const UOp& sink, const LoweredKernel& lowered, const std::st
   info.global_size = lowered.global_size;
   info.local_size = lowered.local_size;
   std::set<int64_t> outs, ins;
-  std::map<std::string, KernelVariable> vars;
   for (const UOp& u : sink.toposort()) {
     if (u.op() == Ops::PARAM) {
       const ParamArg& p = u.arg_as<ParamArg>();
       if (p.addrspace == AddrSpace::GLOBAL) info.buffers = std::max(info.buffers, p.slot + 1);
-      if (p.addrspace == AddrSpace::ALU) vars[p.name] = KernelVariable{p.name, p.vmin, p.vmax};
     }
     if ((u.op() == Ops::STORE || u.op() == Ops::LOAD) && u.src(0).op() == Ops::INDEX && u.src(0).src(0).op() == Ops::PARAM) {
       const ParamArg& p = u.src(0).src(0).arg_as<ParamArg>();
@@ -89,7 +87,10 @@ ProgramInfo info_of(const UOp& sink, const LoweredKernel& lowered, const std::st
   for (const UOp& u : lowered.sink.toposort())
     if (u.op() == Ops::PARAM && u.arg_as<ParamArg>().addrspace == AddrSpace::LOCAL)
       info.shared_bytes = round_up(info.shared_bytes, 16) + (u.arg_as<ParamArg>().vmax + 1) * u.dtype().itemsize();
-  for (auto& [n, v] : vars) info.vars.push_back(v);
+  for (const UOp& v : kernel_variables(sink)) {
+    const ParamArg& p = v.arg_as<ParamArg>();
+    info.vars.push_back(KernelVariable{p.name, p.vmin, p.vmax});
+  }
   info.outs.assign(outs.begin(), outs.end());
   info.ins.assign(ins.begin(), ins.end());
   info.registers = binary.registers;

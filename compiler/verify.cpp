@@ -34,8 +34,9 @@ class Verifier {
     if (!sink || sink.op() != Ops::SINK) fail("the kernel's root is a SINK", sink);
     for (const UOp& out : sink.src()) check_output(out);
     for (const UOp& u : sink.toposort()) check_node(u);
+    free_ranges(sink);  // one walk fills every node's set, the outputs' included
     for (const UOp& out : sink.src()) {
-      RangeSet open = free_ranges(out);
+      RangeSet open = *free_.find(out.get());
       // A GROUP_REDUCE lane range is a thread index before the launch dims make it one: open across the kernel.
       std::erase_if(open, [&](const UOpNode* r) { return range_named(r).arg_as<RangeArg>().type == AxisType::GROUP_REDUCE; });
       if (!open.empty()) {

@@ -73,6 +73,10 @@ class LinearRunner {
   // The device a call runs on; switching devices submits and waits for what the previous one was given.
   Device& use(const UOp& call) {
     Device& d = override_ != nullptr ? *override_ : call_device(call);
+    // Another device than the buffers' can run the call only when it takes host pointers (REF, CPU on host buffers).
+    if (override_ != nullptr && !d.host_memory() && &call_device(call) != &d)
+      throw std::invalid_argument("run_linear: " + d.name() + " cannot run a call whose buffers are on " + call_device(call).name() +
+                                  "; expected a host device (REF, CPU) or the buffers' own device");
     if (dev_ != &d) {
       if (dev_ != nullptr) flush();
       dev_ = &d;

@@ -23,7 +23,8 @@ using VarVals = std::unordered_map<std::string, int64_t>;
 
 struct RunOptions {
   // Run every kernel on this device instead of its buffers' device: a host device (REF, CPU) can run the kernels
-  // of any schedule whose buffers are host memory. {.device = "REF"} interprets them: the reference.
+  // of any schedule whose buffers are host memory (any other device only its own buffers' calls: an error names
+  // both). on_device("REF") interprets them: the reference.
   std::string device;
   VarVals var_vals;  // every variable a kernel takes must have a value within its bounds
 };

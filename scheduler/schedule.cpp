@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -11,6 +10,7 @@
 #include "ir/debug.h"
 #include "ir/environment.h"
 #include "ir/graph_map.h"
+#include "ir/kernel_variables.h"
 #include "ir/node_map.h"
 #include "scheduler/create_schedule.h"
 #include "scheduler/layout.h"
@@ -138,10 +138,7 @@ CachedSchedule build(const std::vector<UOp>& outputs, const ScheduleOptions& opt
     std::vector<UOp> src{g.kernels[k].body};
     src.insert(src.end(), g.kernels[k].args.begin(), g.kernels[k].args.end());
     // The variables the kernel takes follow its buffers, by name (ProgramInfo::vars' order); resolve() binds them.
-    std::map<std::string, UOp> vars;
-    for (const UOp& u : g.kernels[k].body.toposort())
-      if (u.op() == Ops::PARAM && u.arg_as<ParamArg>().addrspace == AddrSpace::ALU) vars.emplace(u.arg_as<ParamArg>().name, u);
-    for (auto& [name, var] : vars) src.push_back(var);
+    for (const UOp& var : kernel_variables(g.kernels[k].body)) src.push_back(var);
     calls.push_back(UOp::make(Ops::CALL, dtypes::void_, std::move(src)));
   }
   UOp linear = UOp::make(Ops::LINEAR, dtypes::void_, std::move(calls));

@@ -14,6 +14,7 @@
 #include "compiler/late_lowering.h"
 #include "compiler/linearize.h"
 #include "ir/graph_rewrite.h"
+#include "ir/kernel_variables.h"
 #include "ir/printer.h"
 #include "ir/reduce_identity.h"
 

@@ -18,6 +18,7 @@
 #include "compiler/optimizer.h"
 #include "compiler/pipeline.h"
 #include "ir/graph_rewrite.h"
+#include "ir/kernel_variables.h"
 #include "ir/printer.h"
 #include "ir/reduce_identity.h"
 

@@ -106,6 +106,18 @@ TEST(NvProgram, RunLinearCompilesAnUncompiledLinearForTheDeviceOfItsBuffers) {
   EXPECT_EQ(y.tolist<float>(), (std::vector<float>{3.5f, 6.5f, 9.5f}));
 }
 
+TEST(NvProgram, RunningCpuBuffersOnNvIsAnErrorNamingBothDevices) {
+  nv();
+  Tensor x = Tensor({1.f, 2.f}).realize();  // on the CPU
+  UOp linear = (x + 1).schedule_linear();
+  try {
+    run_linear(linear, on_device("NV"));
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("NV cannot run a call whose buffers are on CPU"), std::string::npos) << e.what();
+  }
+}
+
 TEST(NvProgram, TheSecondGpuIsNv1AndAMissingOneIsAnErrorCountingTheGpus) {
   nv();  // MOCKGPU=1: the emulated driver reports one GPU
   EXPECT_EQ(parse_device_name("nv:1").canonical(), "NV:1");
