@@ -49,11 +49,12 @@ double uniform(uint64_t bits, DType dt) {
 }
 
 void check(const char* op, const IntTuple& shape, DType dt, bool want_float) {
-  for (int64_t d : shape)
-    if (d < 0) fail(op, "shape " + frontend::shape_str(shape) + " has a negative dimension; expected sizes >= 0");
   if (want_float && !dt.is_float()) fail(op, "dtype " + dt.name() + "; expected a float dtype");
   if (!want_float && !dt.is_int()) fail(op, "dtype " + dt.name() + "; expected an integer dtype");
   if (dt.is_weak()) fail(op, "cannot store dtype " + dt.name());
+  frontend::check_size(op, shape, dt);
+  // The values are made on the host as 8-byte numbers first: that buffer must be addressable too.
+  frontend::check_size(op, shape, dtypes::float64);
 }
 
 }  // namespace

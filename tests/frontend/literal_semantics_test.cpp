@@ -171,3 +171,46 @@ TEST(Randint, RangeOutsideTheDtypeThrows) {
 
 }  // namespace
 }  // namespace doorbell
+
+namespace doorbell {
+namespace {
+
+using testing::error_of;
+
+TEST(SizeOverflow, FullAndEmptyOverTheByteLimitThrowNamingShapeAndDtype) {
+  std::string e = error_of([] { (void)Tensor::full({int64_t{1} << 62}, 1.0f, dtypes::float32); });
+  EXPECT_EQ(e, "full: shape (4611686018427387904,) of float32 is 18446744073709551616 bytes, over the 2^63-1 limit");
+  e = error_of([] { (void)Tensor::empty({int64_t{1} << 62}, dtypes::float32); });
+  EXPECT_NE(e.find("empty: shape (4611686018427387904,) of float32"), std::string::npos) << e;
+  e = error_of([] { (void)Tensor::empty({int64_t{1} << 61}, dtypes::float64); });
+  EXPECT_NE(e.find("of float64 is 18446744073709551616 bytes"), std::string::npos) << e;
+  e = error_of([] { (void)Tensor::zeros({int64_t{1} << 40, int64_t{1} << 40}); });
+  EXPECT_NE(e.find("full: shape (1099511627776, 1099511627776) of float32 has over 2^63-1 elements"), std::string::npos) << e;
+  EXPECT_THROW((void)Tensor::rand({int64_t{1} << 62}), std::invalid_argument);
+  EXPECT_THROW((void)Tensor::randint({int64_t{1} << 62}, 0, 5), std::invalid_argument);
+  // At the limit in elements but not in bytes: int8 of 2^62 elements is representable.
+  EXPECT_EQ(Tensor::full({int64_t{1} << 62}, 1, dtypes::int8).shape(), (IntTuple{int64_t{1} << 62}));
+}
+
+TEST(SizeOverflow, MovementOpsOverTheLimitThrowNamingTheOp) {
+  Tensor x = Tensor({1.f, 2.f});
+  std::string e = error_of([&] { (void)x.pad({{int64_t{1} << 62, 0}}); });
+  EXPECT_NE(e.find("pad: shape (4611686018427387906,) of float32"), std::string::npos) << e;
+  e = error_of([&] { (void)x.pad({{INT64_MAX, 5}}); });
+  EXPECT_NE(e.find("pad: axis 0"), std::string::npos) << e;
+  e = error_of([&] { (void)x.reshape({1, 2}).expand({int64_t{1} << 62, 2}); });
+  EXPECT_NE(e.find("expand: shape (4611686018427387904, 2) of float32"), std::string::npos) << e;
+  e = error_of([&] { (void)x.repeat({int64_t{1} << 62}); });
+  EXPECT_NE(e.find("repeat"), std::string::npos) << e;
+  e = error_of([&] { (void)x.repeat({INT64_MAX}); });
+  EXPECT_NE(e.find("repeat: axis 0"), std::string::npos) << e;
+  e = error_of([&] { (void)x.reshape({int64_t{1} << 62, int64_t{1} << 62, -1}); });
+  EXPECT_NE(e.find("reshape"), std::string::npos) << e;
+  e = error_of([&] { (void)Tensor::ones({int64_t{1} << 62, 4}); });
+  EXPECT_NE(e.find("shape (4611686018427387904, 4) of float32 has over 2^63-1 elements"), std::string::npos) << e;
+  // The process stays usable after these errors.
+  EXPECT_EQ((x + 1).tolist<float>(), (std::vector<float>{2, 3}));
+}
+
+}  // namespace
+}  // namespace doorbell
