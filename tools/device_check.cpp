@@ -50,6 +50,7 @@ struct Kernel {
   const LoadedProgram* program;
   std::array<uint32_t, 3> grid{}, block{};
   UOp call;
+  UOp compiled;  // the PROGRAM: held so the device keeps `program` loaded (hcq/device.h program())
 };
 
 Kernel load_kernel(NvDevice& d, const Tensor& t) {
@@ -60,7 +61,7 @@ Kernel load_kernel(NvDevice& d, const Tensor& t) {
   auto dims = [](const std::array<int64_t, 3>& a) {
     return std::array<uint32_t, 3>{static_cast<uint32_t>(a[0]), static_cast<uint32_t>(a[1]), static_cast<uint32_t>(a[2])};
   };
-  return Kernel{&d.program(program), dims(info.global_size), dims(info.local_size), linear.src(0)};
+  return Kernel{&d.program(program), dims(info.global_size), dims(info.local_size), linear.src(0), program};
 }
 
 double median(std::vector<double> v) {
