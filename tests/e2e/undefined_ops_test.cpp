@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <ostream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -33,6 +34,8 @@ struct Case {
   DType in, out;
   std::vector<ConstValue> a, b, want;
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }  // ctest lists the case's name, not its bytes
 
 std::vector<ConstValue> ints(std::initializer_list<int64_t> v) { return {v.begin(), v.end()}; }
 std::vector<ConstValue> floats(std::initializer_list<double> v) { return {v.begin(), v.end()}; }
