@@ -108,3 +108,19 @@ Tensor Tensor::pad(const Padding& padding, PadMode mode, Scalar value) const {
 }
 
 }  // namespace doorbell
+
+namespace doorbell {
+
+Tensor Tensor::roll(int64_t shift, int64_t axis) const {
+  int64_t a = frontend::resolve_axis("roll", axis, shape());
+  int64_t n = shape()[a];
+  if (n == 0) return Tensor(uop());
+  int64_t k = ((shift % n) + n) % n;
+  if (k == 0) return Tensor(uop());
+  Padding p(static_cast<size_t>(ndim()), {0, 0});
+  p[a] = {k, 0};
+  Bounds b = whole(*this);
+  return pad(p, PadMode::circular).shrink(b);
+}
+
+}  // namespace doorbell

@@ -24,6 +24,20 @@ Tensor poly(const Tensor& x, const std::vector<double>& c) {
 // +1 or -1 by the sign bit's side of zero, 0 for 0, as a float (sign() of the float input).
 Tensor sign_of(const Tensor& x) { return x.gt(0).where(1.0, x.lt(0).where(-1.0, 0.0)).cast(x.dtype()); }
 
+// Above 2^(mantissa bits / 2 + 1), x^2 + 1 rounds to x^2 (and x^2 overflows not far above), so
+// log(x + sqrt(x^2 +- 1)) is log(2x) = log(x) + ln 2 to the dtype's precision.
+double huge(DType dt) {
+  int mantissa = dt == dtypes::float16 ? 10 : dt == dtypes::bfloat16 ? 7 : dt == dtypes::float64 ? 52 : 23;
+  return std::ldexp(1.0, mantissa / 2 + 1);
+}
+
+// log(a + sqrt(a^2 + c)) for a >= 1 (c = 1 for asinh, -1 for acosh), without the overflow of a^2.
+Tensor log_hypot(const Tensor& a, double c) {
+  Tensor big = a.gt(huge(a.dtype()));
+  Tensor small_a = big.where(1.0, a);  // keeps the unused branch finite
+  return big.where(a.log() + std::numbers::ln2, (small_a + (small_a.square() + c).sqrt()).log());
+}
+
 }  // namespace
 
 Tensor Tensor::erf() const {
@@ -69,15 +83,15 @@ Tensor Tensor::atan() const {
 }
 
 Tensor Tensor::asinh() const {
-  // On |x|, then the sign: x + sqrt(x^2 + 1) cancels for negative x (tinygrad takes it as is).
+  // On |x|, then the sign: x + sqrt(x^2 + 1) cancels for negative x (tinygrad takes it as is), and x^2 overflows
+  // for huge |x|.
   Tensor x = as_float(*this);
-  Tensor a = x.abs();
-  return sign_of(x) * (a + (a.square() + 1).sqrt()).log();
+  return sign_of(x) * log_hypot(x.abs(), 1);
 }
 
 Tensor Tensor::acosh() const {
   Tensor x = as_float(*this);
-  return (x + (x.square() - 1).sqrt()).log();
+  return log_hypot(x, -1);
 }
 
 Tensor Tensor::atanh() const {

@@ -224,6 +224,17 @@ class Tensor {
   Tensor getitem(const std::vector<Index>& index) const;
   // tinygrad's _pool: a view (..., o_1.., k_1..) of windows of size k (stride 1 by default).
   Tensor pool(const IntTuple& kernel, const IntTuple& stride = {}, const IntTuple& dilation = {}) const;
+  // Elements shifted by `shift` along `axis`, those that fall off one end coming back at the other (torch's roll).
+  Tensor roll(int64_t shift, int64_t axis) const;
+  // Axis `axis` as the axes `sizes` (one -1 is inferred).
+  Tensor unflatten(int64_t axis, IntTuple sizes) const;
+  // Pieces along `axis` of `size` elements each (the last may be shorter), or of the sizes given (summing to it).
+  std::vector<Tensor> split(int64_t size, int64_t axis = 0) const;
+  std::vector<Tensor> split(const IntTuple& sizes, int64_t axis = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t axis = 0) const;  // ceil(n / chunks) elements a piece
+  // The upper (triu: j - i >= diagonal) or lower (tril: j - i <= diagonal) triangle of the last two axes; 0 elsewhere.
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor tril(int64_t diagonal = 0) const;
 
   // ---- elementwise --------------------------------------------------------------------------------------
   Tensor add(const Tensor& x) const;
