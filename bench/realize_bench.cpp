@@ -4,6 +4,8 @@
 // each to the whole shows where the time goes; the floor is BM_QueueDispatch in bench_hcq.
 #include <benchmark/benchmark.h>
 
+#include <vector>
+
 #include "frontend/tensor.h"
 #include "hcq/compile_linear.h"
 #include "hcq/run_linear.h"
@@ -53,6 +55,21 @@ void BM_WarmTinyRun(benchmark::State& state) {
   for (auto _ : state) run_linear(compiled);
 }
 BENCHMARK(BM_WarmTinyRun)->UseRealTime();
+
+// cumsum over 70,000 floats, warm (kernels compiled): one window sum per element is O(n^2) adds; the two-stage
+// split (frontend/scan.cpp) is O(n * 256).
+void BM_WarmCumsum70000(benchmark::State& state) {
+  std::vector<float> data(70000, 1.f);
+  Tensor x = Tensor(data).realize();
+  x.cumsum().realize();
+  for (auto _ : state) {
+    Tensor y = x.cumsum();
+    y.realize();
+    benchmark::DoNotOptimize(y);
+  }
+  if (x.cumsum()[69999].item<float>() != 70000.f) state.SkipWithError("cumsum computed a wrong value");
+}
+BENCHMARK(BM_WarmCumsum70000)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace doorbell

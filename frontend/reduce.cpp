@@ -1,4 +1,5 @@
-// Reductions. REDUCE keeps the reduced axes as size 1 (ReduceArg{op, axes}); keepdim=false reshapes them away.
+// Reductions (scans: frontend/scan.cpp). REDUCE keeps the reduced axes as size 1 (ReduceArg{op, axes}); keepdim=false
+// reshapes them away.
 // sum accumulates in sum_acc_dtype (cast back for float16 and bfloat16), the rest compose as tinygrad does. The graph
 // is what the user wrote: how a device's schedule splits a big reduction or lays out a matmul's operand is the
 // scheduler's (scheduler/split_reduce.h, scheduler/layout.h).
@@ -50,13 +51,16 @@ Tensor inverse(const Tensor& x) {
 
 }  // namespace
 
-Tensor Tensor::sum(Axes axis, bool keepdim) const {
+Tensor Tensor::sum(Axes axis, bool keepdim, std::optional<DType> dt) const {
+  if (dt) return reduce(cast(*dt), "sum", Ops::ADD, axis, keepdim);  // cast rejects a weak or vector dtype
   Tensor r = reduce(cast(sum_acc_dtype(dtype())), "sum", Ops::ADD, axis, keepdim);
   bool half = dtype() == dtypes::float16 || dtype() == dtypes::bfloat16;
   return half ? r.cast(dtype()) : r;
 }
 
-Tensor Tensor::prod(Axes axis, bool keepdim) const { return reduce(*this, "prod", Ops::MUL, axis, keepdim); }
+Tensor Tensor::prod(Axes axis, bool keepdim, std::optional<DType> dt) const {
+  return reduce(dt ? cast(*dt) : *this, "prod", Ops::MUL, axis, keepdim);
+}
 Tensor Tensor::max(Axes axis, bool keepdim) const { return reduce(*this, "max", Ops::MAX, axis, keepdim); }
 Tensor Tensor::min(Axes axis, bool keepdim) const { return inverse(inverse(*this).max(axis, keepdim)); }
 
@@ -64,6 +68,12 @@ Tensor Tensor::mean(Axes axis, bool keepdim) const {
   DType out = dtype().is_float() ? dtype() : dtypes::float32;
   int64_t n = reduced_count("mean", *this, axis);
   return cast(sum_acc_dtype(dtype())).sum(axis, keepdim).div(n).cast(out);
+}
+
+Tensor Tensor::mean(Axes axis, bool keepdim, DType dt) const {
+  if (!dt.is_float()) fail("mean", "dtype " + dt.name() + "; expected a float dtype");
+  int64_t n = reduced_count("mean", *this, axis);
+  return sum(axis, keepdim, dt).div(n);
 }
 
 Tensor Tensor::var(Axes axis, bool keepdim, double correction) const {
@@ -107,18 +117,6 @@ Tensor Tensor::logsumexp(int64_t axis, bool keepdim) const {
   Tensor m = max(axis, true);
   Tensor r = sub(m).exp().sum(axis, true).log().add(m);
   return keepdim ? r : r.squeeze(axis);
-}
-
-Tensor Tensor::cumsum(int64_t axis) const {
-  if (ndim() == 0) return Tensor(uop());
-  int64_t a = frontend::resolve_axis("cumsum", axis, shape());
-  int64_t n = shape()[a];
-  if (n == 0) return Tensor(uop());
-  // Pad n-1 zeros in front of the axis, take windows of n (a pool view), and sum each window (tinygrad _cumalu).
-  Tensor x = transpose(a, -1);
-  Padding p(static_cast<size_t>(ndim()), {0, 0});
-  p.back() = {n - 1, 0};
-  return x.pad(p).pool({n}).sum(-1).transpose(a, -1);
 }
 
 Tensor Tensor::dot(const Tensor& w) const {

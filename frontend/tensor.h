@@ -117,6 +117,14 @@ class Axes {
 
 // A padding amount per axis: (before, after). Negative amounts remove elements, as tinygrad's pad allows.
 using Padding = std::vector<std::pair<int64_t, int64_t>>;
+// What pad puts in the new elements (tinygrad's pad modes): `value` (constant); the elements mirrored about the edge,
+// the edge itself not repeated (reflect, numpy's "reflect"); the edge element repeated (replicate, numpy's "edge");
+// the other end of the axis, wrapping around (circular, numpy's "wrap").
+enum class PadMode { constant, reflect, replicate, circular };
+// How div rounds an exact quotient to an integer (torch's and tinygrad's rounding_mode): toward zero, or toward -inf.
+enum class Rounding { trunc, floor };
+// gelu's form: x * Phi(x) through erf (none, exact), or tinygrad's default tanh approximation.
+enum class GeluApproximation { tanh, none };
 
 [[noreturn]] void throw_item(int64_t numel, const IntTuple& shape);
 
@@ -197,6 +205,8 @@ class Tensor {
   Tensor expand(IntTuple shape) const;  // numpy rules; -1 keeps an axis
   Tensor broadcast_to(IntTuple shape) const { return expand(std::move(shape)); }
   Tensor pad(const Padding& padding, Scalar value = 0) const;
+  // reflect needs each amount < the axis size, circular <= it; negative amounts crop after the padding is taken.
+  Tensor pad(const Padding& padding, PadMode mode, Scalar value = 0) const;
   Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const;  // (begin, end) per axis
   // `length` elements of `axis` from `start` (torch's narrow). With a UOp start, an integer expression of bound
   // variables (UOp::variable(...).bind(v)): a window at a symbolic offset, so one compiled kernel serves every offset.
@@ -214,6 +224,17 @@ class Tensor {
   Tensor getitem(const std::vector<Index>& index) const;
   // tinygrad's _pool: a view (..., o_1.., k_1..) of windows of size k (stride 1 by default).
   Tensor pool(const IntTuple& kernel, const IntTuple& stride = {}, const IntTuple& dilation = {}) const;
+  // Elements shifted by `shift` along `axis`, those that fall off one end coming back at the other (torch's roll).
+  Tensor roll(int64_t shift, int64_t axis) const;
+  // Axis `axis` as the axes `sizes` (one -1 is inferred).
+  Tensor unflatten(int64_t axis, IntTuple sizes) const;
+  // Pieces along `axis` of `size` elements each (the last may be shorter), or of the sizes given (summing to it).
+  std::vector<Tensor> split(int64_t size, int64_t axis = 0) const;
+  std::vector<Tensor> split(const IntTuple& sizes, int64_t axis = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t axis = 0) const;  // ceil(n / chunks) elements a piece
+  // The upper (triu: j - i >= diagonal) or lower (tril: j - i <= diagonal) triangle of the last two axes; 0 elsewhere.
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor tril(int64_t diagonal = 0) const;
 
   // ---- elementwise --------------------------------------------------------------------------------------
   Tensor add(const Tensor& x) const;
@@ -226,6 +247,11 @@ class Tensor {
   Tensor div(Scalar x) const;
   Tensor floordiv(const Tensor& x) const;  // Python //: rounds toward -inf
   Tensor floordiv(Scalar x) const;
+  // Division rounded as `rounding` says: integers stay integers (exact), floats round the float quotient.
+  Tensor div(const Tensor& x, Rounding rounding) const;
+  Tensor div(Scalar x, Rounding rounding) const;
+  Tensor fmod(const Tensor& x) const;  // C's remainder: the sign of the dividend (x - trunc(x / y) * y)
+  Tensor fmod(Scalar x) const;
   Tensor mod(const Tensor& x) const;  // Python %: the sign of the divisor
   Tensor mod(Scalar x) const;
   Tensor pow(const Tensor& x) const;
@@ -278,6 +304,21 @@ class Tensor {
   Tensor sigmoid() const;
   Tensor tanh() const;
   Tensor gelu() const;
+  Tensor gelu(GeluApproximation approximation) const;
+  Tensor quick_gelu() const;  // x * sigmoid(1.702 x)
+  Tensor swish() const { return silu(); }
+  Tensor relu6() const;
+  Tensor hardswish() const;
+  Tensor hardsigmoid(double alpha = 1.0 / 6, double beta = 0.5) const;
+  Tensor hardtanh(double min_val = -1, double max_val = 1) const;
+  Tensor elu(double alpha = 1) const;
+  Tensor celu(double alpha = 1) const;
+  Tensor selu(double alpha = 1.67326, double gamma = 1.0507) const;
+  Tensor softplus(double beta = 1) const;
+  Tensor mish() const;
+  Tensor logsigmoid() const;
+  Tensor softsign() const;
+  Tensor erf() const;  // Abramowitz and Stegun 7.1.26, |error| < 1.5e-7, as tinygrad
   Tensor silu() const;
   Tensor exp() const;
   Tensor exp2() const;
@@ -288,20 +329,48 @@ class Tensor {
   Tensor sin() const;
   Tensor cos() const;
   Tensor tan() const;
+  Tensor log10() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor asin() const;  // Abramowitz and Stegun 4.4.46, as tinygrad
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor asinh() const;
+  Tensor acosh() const;
+  Tensor atanh() const;
   Tensor reciprocal() const;
   Tensor square() const { return mul(*this); }
   Tensor trunc() const;
   Tensor floor() const;
   Tensor ceil() const;
+  // Half to even (numpy, torch, tinygrad): 0.5 -> 0, 1.5 -> 2, 2.5 -> 2. Integers are unchanged.
+  Tensor round() const;
+  Tensor isnan() const;
+  Tensor isinf(bool detect_positive = true, bool detect_negative = true) const;
+  Tensor isfinite() const;
+  // |this - other| <= atol + rtol * |other| for finite values; equal infinities; NaNs when equal_nan.
+  Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  Tensor copysign(const Tensor& other) const;  // |this| with the sign of other (-0.0 counts as negative)
+  Tensor copysign(Scalar other) const;
+  Tensor logaddexp(const Tensor& other) const;  // log(exp(this) + exp(other)) without overflow
+  Tensor logaddexp(Scalar other) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const { return mask.where(value, *this); }
+  Tensor masked_fill(const Tensor& mask, Scalar value) const { return mask.where(value, *this); }
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;  // this + (end - this) * weight
+  Tensor lerp(const Tensor& end, Scalar weight) const;
   Tensor clip(std::optional<Scalar> min, std::optional<Scalar> max) const;
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max) const { return clip(min, max); }
 
   // ---- reductions ---------------------------------------------------------------------------------------
-  Tensor sum(Axes axis = {}, bool keepdim = false) const;
-  Tensor prod(Axes axis = {}, bool keepdim = false) const;
+  // With a dtype, the input is cast to it and accumulates in it (tinygrad's dtype=); without, sum accumulates in
+  // sum_acc_dtype (int8 -> int32, uint8 -> uint32, float16 -> float32 then back) and prod in the input's dtype.
+  Tensor sum(Axes axis = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod(Axes axis = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
   Tensor max(Axes axis = {}, bool keepdim = false) const;
   Tensor min(Axes axis = {}, bool keepdim = false) const;
   Tensor mean(Axes axis = {}, bool keepdim = false) const;
+  // The mean accumulated and returned in `dtype` (torch's mean(dtype=)): a float dtype.
+  Tensor mean(Axes axis, bool keepdim, DType dtype) const;
   Tensor var(Axes axis = {}, bool keepdim = false, double correction = 1) const;
   Tensor std(Axes axis = {}, bool keepdim = false, double correction = 1) const;
   Tensor argmax(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
@@ -311,7 +380,12 @@ class Tensor {
   Tensor softmax(int64_t axis = -1) const;
   Tensor log_softmax(int64_t axis = -1) const;
   Tensor logsumexp(int64_t axis = -1, bool keepdim = false) const;
+  // Scans along one axis (frontend/scan.cpp). cumsum's dtype is sum's; cummax and cummin also give the index of the
+  // first element that holds each running extreme (int32), as tinygrad.
   Tensor cumsum(int64_t axis = 0) const;
+  Tensor cumprod(int64_t axis = 0) const;
+  std::pair<Tensor, Tensor> cummax(int64_t axis = 0) const;
+  std::pair<Tensor, Tensor> cummin(int64_t axis = 0) const;
   Tensor dot(const Tensor& w) const;
   Tensor matmul(const Tensor& w) const { return dot(w); }
 
@@ -415,6 +489,8 @@ Tensor operator!=(const Tensor& a, Scalar b);
 Tensor operator-(const Tensor& a);
 Tensor operator~(const Tensor& a);
 Tensor pow(Scalar base, const Tensor& exponent);
+// A number on the left of // (Python's __rfloordiv__); operator% already takes one.
+Tensor floordiv(Scalar a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y);
 
 // The layout choices (scheduler/schedule_options.h) that the target of the device named `device` makes

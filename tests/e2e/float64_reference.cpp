@@ -216,21 +216,42 @@ F64 softmax(const F64& a, int64_t axis, bool log) {
   return out;
 }
 
-F64 cumsum(const F64& a, int64_t axis) {
+F64 cumsum(const F64& a, int64_t axis) { return scan(a, axis, [](double s, double v) { return s + v; }); }
+
+F64 scan(const F64& a, int64_t axis, const std::function<double(double, double)>& f, std::vector<int64_t>* first_index) {
   F64 out = a;
+  if (first_index) first_index->assign(a.data.size(), 0);
   int64_t inner = 1;
   for (size_t i = static_cast<size_t>(axis) + 1; i < a.shape.size(); i++) inner *= a.shape[i];
   int64_t n = a.shape[axis], outer = numel(a.shape) / std::max<int64_t>(1, n * inner);
   for (int64_t o = 0; o < outer; o++)
     for (int64_t in = 0; in < inner; in++) {
       double s = 0;
+      int64_t at = 0;
       for (int64_t j = 0; j < n; j++) {
         size_t k = static_cast<size_t>((o * n + j) * inner + in);
-        s += a.data[k];
+        double next = j == 0 ? a.data[k] : f(s, a.data[k]);
+        if (j == 0 || next != s) at = j;
+        s = next;
         out.data[k] = s;
+        if (first_index) (*first_index)[k] = at;
       }
     }
   return out;
+}
+
+IndexMap pad_mode_map(const Shape& in, const std::vector<std::pair<int64_t, int64_t>>& pad, PadKind kind) {
+  return [in, pad, kind](const std::vector<int64_t>& o) -> std::optional<int64_t> {
+    std::vector<int64_t> idx(o.size());
+    for (size_t d = 0; d < o.size(); d++) {
+      int64_t i = o[d] - pad[d].first, s = in[d];
+      if (kind == PadKind::reflect) i = i < 0 ? -i : i >= s ? 2 * (s - 1) - i : i;
+      else if (kind == PadKind::replicate) i = std::clamp<int64_t>(i, 0, s - 1);
+      else i = ((i % s) + s) % s;
+      idx[d] = i;
+    }
+    return ravel(idx, in);
+  };
 }
 
 }  // namespace doorbell::e2e

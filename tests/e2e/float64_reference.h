@@ -79,6 +79,10 @@ IndexMap expand_map(const Shape& in);
 // pad with (before, after) per axis; negative amounts crop.
 IndexMap pad_map(const Shape& in, const std::vector<std::pair<int64_t, int64_t>>& pad);
 // Python slices with explicit start and step per axis (start already resolved, out size given by out_shape).
+// pad's modes with amounts >= 0: mirrored without the edge (reflect), the edge repeated (replicate), wrapped around
+// (circular; amounts up to the axis size).
+enum class PadKind { reflect, replicate, circular };
+IndexMap pad_mode_map(const Shape& in, const std::vector<std::pair<int64_t, int64_t>>& pad, PadKind kind);
 IndexMap strided_map(const Shape& in, const std::vector<int64_t>& start, const std::vector<int64_t>& step);
 
 Shape permuted(const Shape& in, const Shape& order);
@@ -111,5 +115,8 @@ F64 matmul(const F64& a, const F64& b, bool abs = false);
 I64 matmul_wrapped(const I64& a, const I64& b, DType dt);
 F64 softmax(const F64& a, int64_t axis, bool log);
 F64 cumsum(const F64& a, int64_t axis);
+// Running f along `axis` (cumsum, cumprod, cummax). first_index, when given, gets for each element the position of
+// the first element along the axis where the running value became what it is (cummax's index).
+F64 scan(const F64& a, int64_t axis, const std::function<double(double, double)>& f, std::vector<int64_t>* first_index = nullptr);
 
 }  // namespace doorbell::e2e

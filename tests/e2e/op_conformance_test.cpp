@@ -285,6 +285,12 @@ const UnaryOp kUnaryOps[] = {
     {"trunc", [](const Tensor& t) { return t.trunc(); }, [](double x) { return std::trunc(x); }, -100, 100, false, 0},
     {"floor", [](const Tensor& t) { return t.floor(); }, [](double x) { return std::floor(x); }, -100, 100, false, 0},
     {"ceil", [](const Tensor& t) { return t.ceil(); }, [](double x) { return std::ceil(x); }, -100, 100, false, 0, 1, false},
+    // std::nearbyint rounds half to even in the default rounding mode.
+    {"round", [](const Tensor& t) { return t.round(); }, [](double x) { return std::nearbyint(x); }, -100, 100, false, 0},
+    // Abramowitz and Stegun 7.1.26: |error| <= 1.5e-7, about one float32 unit near 1.
+    {"erf", [](const Tensor& t) { return t.erf(); }, [](double x) { return std::erf(x); }, -3, 3, false, 8, 2},
+    {"gelu_erf", [](const Tensor& t) { return t.gelu(GeluApproximation::none); },
+     [](double x) { return 0.5 * x * (1 + std::erf(x / std::numbers::sqrt2)); }, -3, 3, false, 16, 2, false},
 };
 
 // Infinities, NaN, signed zeros, subnormals and overflow edges appended to the float32 inputs of an op, where the
@@ -311,6 +317,9 @@ const Specials kSpecials[] = {
     {"floor", {-0.5, 0.5, 1e30, -1e30, 8388607.5}},
     {"ceil", {-0.5, 0.5, 1e30, -1e30, -8388607.5}},
     {"trunc", {-0.5, 0.5, 1e30, -1e30, 8388607.5}},
+    // Ties go to the even neighbour; 2^23 + 1 is odd with no fraction (x + 0.5 would round up first).
+    {"round", {-3.5, -0.5, 0.5, 2.5, 3.5, -2.5, 8388607.5, 8388609.0, -8388609.0, 1e30, -1e30}},
+    {"erf", {10.0, -10.0}},
 };
 
 F64 unary_input(const UnaryOp& op, const Shape& shape, DType dt, std::mt19937_64& g) {
@@ -432,6 +441,13 @@ const BinaryFloatOp kBinaryFloatOps[] = {
     {"eq", [](const Tensor& a, const Tensor& b) { return a == b; }, [](double a, double b) { return double(a == b); }, -4, 4, -4, 4, false, true, true, 0},
     {"ne", [](const Tensor& a, const Tensor& b) { return a != b; }, [](double a, double b) { return double(a != b); }, -4, 4, -4, 4, false, true, true, 0},
     {"gt", [](const Tensor& a, const Tensor& b) { return a > b; }, [](double a, double b) { return double(a > b); }, -4, 4, -4, 4, false, true, true, 0},
+    // The quotient rounded to an integer: exact unless a / b lands within two units of an integer (not in these draws).
+    {"div_trunc", [](const Tensor& a, const Tensor& b) { return a.div(b, Rounding::trunc); }, [](double a, double b) { return std::trunc(a / b); },
+     -100, 100, 0.25, 8, true, false, false, 0, false},
+    {"div_floor", [](const Tensor& a, const Tensor& b) { return a.div(b, Rounding::floor); }, [](double a, double b) { return std::floor(a / b); },
+     -100, 100, 0.25, 8, true, false, false, 0, false},
+    {"fmod", [](const Tensor& a, const Tensor& b) { return a.fmod(b); }, [](double a, double b) { return std::fmod(a, b); },
+     -10, 10, 0.5, 4, true, false, false, 8, false},
 };
 
 struct BinaryFloatCase {
@@ -472,7 +488,7 @@ TEST_P(BinaryFloat, MatchesFloat64Reference) {
     if (op->b_random_sign)
       for (double& v : b.data) v = g() & 1 ? -v : v;
     // mod is a - floor(a / b) * b: its error is relative to |b|, not to the result.
-    Tol tol = op->compare ? Tol{} : ulps(c.dt, op->ulps, op->name == std::string_view("mod") ? 4 : 1);
+    Tol tol = op->compare ? Tol{} : ulps(c.dt, op->ulps, op->name == std::string_view("mod") || op->name == std::string_view("fmod") ? 4 : 1);
     checks.push_back({op->name, op->op(to_tensor(a, c.dt), to_tensor(b, c.dt)), zip(a, b, op->ref), tol});
   }
   DType out = c.ops.front()->compare ? dtypes::bool_ : c.dt;
@@ -533,6 +549,10 @@ const IntOp kIntOps[] = {
      [](DType dt, int64_t a, int64_t b) { return wrap_to(dt, floor_div(a, b)); }, true, false},
     {"mod", [](const Tensor& a, const Tensor& b) { return a % b; },
      [](DType dt, int64_t a, int64_t b) { return wrap_to(dt, floor_mod(a, b)); }, true, false},
+    // C's / and % on int64 truncate toward zero.
+    {"div_trunc", [](const Tensor& a, const Tensor& b) { return a.div(b, Rounding::trunc); },
+     [](DType dt, int64_t a, int64_t b) { return wrap_to(dt, a / b); }, true, false},
+    {"fmod", [](const Tensor& a, const Tensor& b) { return a.fmod(b); }, [](DType dt, int64_t a, int64_t b) { return wrap_to(dt, a % b); }, true, false},
     {"maximum", [](const Tensor& a, const Tensor& b) { return a.maximum(b); }, [](DType, int64_t a, int64_t b) { return std::max(a, b); }, false, false},
     {"minimum", [](const Tensor& a, const Tensor& b) { return a.minimum(b); }, [](DType, int64_t a, int64_t b) { return std::min(a, b); }, false, false},
     {"lt", [](const Tensor& a, const Tensor& b) { return a < b; }, [](DType, int64_t a, int64_t b) -> int64_t { return a < b; }, false, true},
@@ -561,7 +581,7 @@ struct IntCase {
 
 std::vector<IntCase> int_cases() {
   const std::vector<std::pair<std::string, std::vector<std::string>>> groups = {
-      {"add_sub", {"add", "sub"}},         {"mul", {"mul"}},         {"floordiv_mod", {"floordiv", "mod"}},
+      {"add_sub", {"add", "sub"}},         {"mul", {"mul"}},         {"floordiv_mod", {"floordiv", "mod"}}, {"div_trunc_fmod", {"div_trunc", "fmod"}},
       {"maximum_minimum", {"maximum", "minimum"}}, {"compare", {"lt", "eq", "ne"}}, {"bitwise", {"bitwise"}},
       {"neg_abs", {"neg", "abs"}}};
   std::vector<IntCase> out;
@@ -651,6 +671,16 @@ TEST(IntegerMixed, TrueDivisionOfInt32IsFloat32) {
   for (int64_t& v : b.data) v = g() & 1 ? -v : v;
   F64 want = zip(to_f64(a), to_f64(b), [](double x, double y) { return round_to(dtypes::float32, x) / y; });
   expect_close(to_tensor(a, dtypes::int32) / to_tensor(b, dtypes::int32), want, dtypes::float32, ulps(dtypes::float32, 2));
+}
+
+// A number on the left of // and %: Python's floor semantics with the tensor as divisor.
+TEST(IntegerMixed, NumberOnTheLeftOfFloorDivisionAndModulo) {
+  std::mt19937_64 g = rng_for(current_case_name());
+  I64 b = uniform_int({13, 16}, 1, 40, g);
+  for (int64_t& v : b.data) v = g() & 1 ? -v : v;
+  Tensor t = to_tensor(b, dtypes::int32);
+  I64 q = map(b, [](int64_t v) { return floor_div(-1000, v); }), r = map(b, [](int64_t v) { return floor_mod(1000, v); });
+  expect_stacked_exact({{"floordiv", floordiv(-1000, t), q}, {"mod", 1000 % t, r}}, dtypes::int32);
 }
 
 TEST(IntegerMixed, PowLiteralOfInt32WrapsExactly) {
@@ -929,6 +959,12 @@ const MoveCase kMoveCases[] = {
      }},
     {"permute_then_reshape", {3, 5, 7}, [](const Tensor& x) { return x.permute({1, 0, 2}).reshape({5, 21}); },
      [](const F64& a) { return reshaped(gather(a, permuted(a.shape, {1, 0, 2}), permute_map(a.shape, {1, 0, 2})), {5, 21}); }},
+    {"pad_reflect", {13, 5}, [](const Tensor& x) { return x.pad({{3, 12}, {4, 1}}, PadMode::reflect); },
+     [](const F64& a) { return gather(a, padded(a.shape, {{3, 12}, {4, 1}}), pad_mode_map(a.shape, {{3, 12}, {4, 1}}, PadKind::reflect)); }, true},
+    {"pad_replicate", {13, 5}, [](const Tensor& x) { return x.pad({{0, 3}, {6, 2}}, PadMode::replicate); },
+     [](const F64& a) { return gather(a, padded(a.shape, {{0, 3}, {6, 2}}), pad_mode_map(a.shape, {{0, 3}, {6, 2}}, PadKind::replicate)); }, true},
+    {"pad_circular", {13, 5}, [](const Tensor& x) { return x.pad({{13, 2}, {1, 5}}, PadMode::circular); },
+     [](const F64& a) { return gather(a, padded(a.shape, {{13, 2}, {1, 5}}), pad_mode_map(a.shape, {{13, 2}, {1, 5}}, PadKind::circular)); }, true},
     {"flip_then_expand", {1, 5}, [](const Tensor& x) { return x.flip(1).expand({4, 5}); },
      [](const F64& a) { return gather(flipped(a, {1}), {4, 5}, expand_map(a.shape)); }},
 };
@@ -962,7 +998,7 @@ INSTANTIATE_TEST_SUITE_P(Ops, Movement, ::testing::ValuesIn(move_params()), name
 
 // ==== reductions ====================================================================================================
 
-enum class Red { Sum, Max, Min, Mean, Prod, Any, All, Var, Std, LogSumExp, ArgMax, ArgMin, CumSum };
+enum class Red { Sum, Max, Min, Mean, Prod, Any, All, Var, Std, LogSumExp, ArgMax, ArgMin, CumSum, CumProd, CumMax, CumMaxIndex, SumAsFloat64 };
 
 struct ReduceCase {
   std::string name;
@@ -980,7 +1016,8 @@ DType reduce_dtype(Red op, DType dt) {
       return dt.is_float() ? dt : sum_acc_dtype(dt);  // sum_acc_dtype: int8 / bool -> int32, uint8 -> uint32
     case Red::Mean: return dt.is_float() ? dt : dtypes::float32;
     case Red::Any: case Red::All: return dtypes::bool_;
-    case Red::ArgMax: case Red::ArgMin: return dtypes::int32;
+    case Red::ArgMax: case Red::ArgMin: case Red::CumMaxIndex: return dtypes::int32;
+    case Red::SumAsFloat64: return dtypes::float64;
     default: return dt;
   }
 }
@@ -1007,6 +1044,21 @@ std::vector<ReduceCase> reduce_cases() {
   out.push_back({"cumsum_axis0_float32", Red::CumSum, dtypes::float32, {4, 37}, std::vector<int64_t>{0}});
   out.push_back({"cumsum_axis1_float32", Red::CumSum, dtypes::float32, {4, 37}, std::vector<int64_t>{1}});
   out.push_back({"cumsum_axis2_int32", Red::CumSum, dtypes::int32, s3, std::vector<int64_t>{2}});
+  // Axes longer than 512 scan in two stages (frontend/scan.cpp): 70,000 elements, an odd prime, along axis 0, and
+  // long enough (140,001: 547 chunks) that the chunk totals split again.
+  out.push_back({"cumsum_70000_float32", Red::CumSum, dtypes::float32, {70000}, std::vector<int64_t>{0}});
+  out.push_back({"cumsum_65537_int32", Red::CumSum, dtypes::int32, {65537}, std::vector<int64_t>{0}});
+  out.push_back({"cumsum_axis0_1031x3_float32", Red::CumSum, dtypes::float32, {1031, 3}, std::vector<int64_t>{0}});
+  out.push_back({"cumsum_140001_int32", Red::CumSum, dtypes::int32, {140001}, std::vector<int64_t>{0}});
+  out.push_back({"cumsum_axis1_int8", Red::CumSum, dtypes::int8, {3, 600}, std::vector<int64_t>{1}});
+  out.push_back({"cumprod_axis1_float32", Red::CumProd, dtypes::float32, {4, 37}, std::vector<int64_t>{1}});
+  out.push_back({"cumprod_axis0_700x2_float32", Red::CumProd, dtypes::float32, {700, 2}, std::vector<int64_t>{0}});
+  out.push_back({"cummax_axis1_float32", Red::CumMax, dtypes::float32, {4, 37}, std::vector<int64_t>{1}});
+  out.push_back({"cummax_1031_int32", Red::CumMax, dtypes::int32, {1031}, std::vector<int64_t>{0}});
+  out.push_back({"cummax_index_axis0_float32", Red::CumMaxIndex, dtypes::float32, {37, 4}, std::vector<int64_t>{0}});
+  out.push_back({"cummax_index_1031_int32", Red::CumMaxIndex, dtypes::int32, {1031}, std::vector<int64_t>{0}});
+  // sum(dtype=float64) of float32: accumulated in float64.
+  out.push_back({"sum_as_float64_axis1_float32", Red::SumAsFloat64, dtypes::float32, s3, std::vector<int64_t>{1}});
   for (DType dt : kHalfTypes)
     for (const auto& [on, op] : std::vector<std::pair<std::string, Red>>{{"sum", Red::Sum}, {"max", Red::Max}, {"mean", Red::Mean}})
       for (const auto& [an, ax] : {every_axis[1], every_axis[4]}) out.push_back({on + "_" + an + "_" + dt.name(), op, dt, s3, ax});
@@ -1076,6 +1128,10 @@ Tensor run_reduce(const ReduceCase& c, const Tensor& x) {
     case Red::ArgMax: return x.argmax(one, c.keepdim);
     case Red::ArgMin: return x.argmin(one, c.keepdim);
     case Red::CumSum: return x.cumsum(one);
+    case Red::CumProd: return x.cumprod(one);
+    case Red::CumMax: return x.cummax(one).first;
+    case Red::CumMaxIndex: return x.cummax(one).second;
+    case Red::SumAsFloat64: return x.sum(ax, c.keepdim, dtypes::float64);
   }
   return {};
 }
@@ -1092,7 +1148,8 @@ TEST_P(Reduce, MatchesReference) {
 
   if (!dt.is_float()) {  // exact: integer sums wrap in the accumulator dtype
     I64 x = uniform_int(c.shape, min_of(dt), max_of(dt), g);
-    if (c.op == Red::CumSum) x = uniform_int(c.shape, -1000, 1000, g);
+    if (c.op == Red::CumSum) x = uniform_int(c.shape, dt == dtypes::int8 ? min_of(dt) : -1000, dt == dtypes::int8 ? max_of(dt) : 1000, g);
+    if (c.op == Red::CumMax || c.op == Red::CumMaxIndex) x = uniform_int(c.shape, -50, 50, g);  // ties and rises
     if (c.op == Red::Any || c.op == Red::All)  // mostly false for any, mostly true for all, so both results occur
       for (int64_t& v : x.data) v = (g() % 8 == 0) == (c.op == Red::Any);
     Tensor r = run_reduce(c, to_tensor(x, dt));
@@ -1120,6 +1177,12 @@ TEST_P(Reduce, MatchesReference) {
         want = map(cs, [&](double v) { return wrap_to(out_dt, static_cast<int64_t>(v)); });
         break;
       }
+      case Red::CumMax: case Red::CumMaxIndex: {
+        std::vector<int64_t> first;
+        F64 cm = scan(to_f64(x), axes[0], [](double s, double v) { return std::max(s, v); }, &first);
+        want = c.op == Red::CumMax ? map(cm, [](double v) { return static_cast<int64_t>(v); }) : I64{x.shape, first};
+        break;
+      }
       default: FAIL() << "no integer reference for this case";
     }
     expect_exact(r, want, out_dt);
@@ -1127,9 +1190,10 @@ TEST_P(Reduce, MatchesReference) {
   }
 
   double lo = -10, hi = 10;
-  if (c.op == Red::Prod) lo = 0.5, hi = 1.5;
+  if (c.op == Red::Prod || c.op == Red::CumProd) lo = 0.5, hi = 1.5;
+  if (c.op == Red::CumProd && c.shape[axes[0]] > 100) lo = 0.99, hi = 1.01;  // a long product stays near 1
   F64 x = uniform(c.shape, lo, hi, dt, g);
-  if (c.op == Red::ArgMax || c.op == Red::ArgMin)  // small integers: ties, where the first position wins
+  if (c.op == Red::ArgMax || c.op == Red::ArgMin || c.op == Red::CumMaxIndex)  // small integers: ties, where the first position wins
     for (double& v : x.data) v = std::round(v / 3);
   Tensor r = run_reduce(c, to_tensor(x, dt));
   F64 ax = map(x, [](double v) { return std::fabs(v); });
@@ -1189,6 +1253,25 @@ TEST_P(Reduce, MatchesReference) {
         if (x.data[k] == best.data[im[k]] && want.data[im[k]] < 0) want.data[im[k]] = unravel(static_cast<int64_t>(k), x.shape)[a];
       if (!c.keepdim) want.shape.erase(want.shape.begin() + a);
       expect_exact(r, want, out_dt);
+      return;
+    }
+    case Red::SumAsFloat64: {
+      F64 mag = sum_of(ax, c.keepdim);
+      expect_close(r, sum_of(x, c.keepdim), out_dt, {epsilon(out_dt), 0, 2 * sq * epsilon(dtypes::float64)}, &mag);
+      return;
+    }
+    case Red::CumProd: {
+      int64_t len = c.shape[axes[0]];
+      expect_close(r, scan(x, axes[0], std::multiplies<>()), out_dt, ulps(out_dt, 2 * static_cast<double>(len)));
+      return;
+    }
+    case Red::CumMax:
+      expect_close(r, scan(x, axes[0], [](double s, double v) { return std::max(s, v); }), out_dt, {});
+      return;
+    case Red::CumMaxIndex: {
+      std::vector<int64_t> first;
+      scan(x, axes[0], [](double s, double v) { return std::max(s, v); }, &first);
+      expect_exact(r, I64{x.shape, first}, out_dt);
       return;
     }
     case Red::CumSum: {

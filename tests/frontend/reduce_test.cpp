@@ -148,3 +148,32 @@ TEST(Reduce, Cumsum) {
 
 }  // namespace
 }  // namespace doorbell
+
+namespace doorbell {
+namespace {
+
+TEST(ReduceDtype, SumProdAndMeanAccumulateInTheDtypeGiven) {
+  Tensor i8({100, 100, 100}, dtypes::int8);
+  EXPECT_EQ(i8.sum().item<int>(), 300);  // int32 accumulator by default
+  Tensor wrapped = i8.sum({}, false, dtypes::int8);
+  EXPECT_EQ(wrapped.dtype(), dtypes::int8);
+  EXPECT_EQ(wrapped.item<int>(), 44);  // 300 wraps in int8
+  Tensor big({100000, 100000});
+  EXPECT_EQ(big.prod().dtype(), dtypes::int32);
+  Tensor p = big.prod({}, false, dtypes::int64);
+  EXPECT_EQ(p.dtype(), dtypes::int64);
+  EXPECT_EQ(p.item<int64_t>(), int64_t{10000000000});
+  Tensor f({{1.5f, 2.5f}, {3.f, 4.f}});
+  EXPECT_EQ(f.sum(1, true, dtypes::float64).dtype(), dtypes::float64);
+  EXPECT_EQ(f.sum(1, true, dtypes::float64).shape(), (IntTuple{2, 1}));
+  EXPECT_EQ(f.sum(1, false, dtypes::int32).tolist<int>(), (std::vector<int>{3, 7}));  // cast first: 1 + 2
+  EXPECT_EQ(Tensor::empty({4}, dtypes::float16).sum({}, false, dtypes::float16).uop().src(0).src(0).dtype(), dtypes::float16);
+  Tensor m = Tensor({1, 2, 4}).mean({}, false, dtypes::float64);
+  EXPECT_EQ(m.dtype(), dtypes::float64);
+  EXPECT_DOUBLE_EQ(m.item<double>(), 7.0 / 3);
+  EXPECT_EQ(testing::error_of([&] { f.mean(0, false, dtypes::int32); }), "mean: dtype int32; expected a float dtype");
+  EXPECT_EQ(testing::error_of([&] { f.sum(0, false, dtypes::weakint); }), "cast: cannot cast to weakint; expected a scalar storage dtype");
+}
+
+}  // namespace
+}  // namespace doorbell
