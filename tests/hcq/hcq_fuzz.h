@@ -11,12 +11,20 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "hcq/hw_queue.h"
 
+namespace doorbell {
+class Device;
+}
+
 namespace doorbell::hcq_fuzz {
+
+inline constexpr int kNvDevice = 2;  // device indices: 0 "CPU", 1 "CPU:1", 2 "NV" (an NV program only)
 
 inline constexpr int kLanes = 4;  // int64 lanes per cell; an exec splits its lanes over its cores
 using Cell = std::array<int64_t, kLanes>;
@@ -44,6 +52,7 @@ struct Program {
   uint64_t seed = 0;
   std::array<uint32_t, 2> workers{1, 1};  // per device: "CPU" and "CPU:1"
   std::array<int64_t, 2> spin_ns{0, 0};   // 0: every handoff sleeps on a futex
+  bool nv = false;                        // streams may run on NV too (copies only, on its copy engine)
   std::vector<int> stream_device;         // per stream
   std::vector<uint64_t> signal_stride;    // per stream: what each of its signals adds to its signal's value
   int cells = 0;
@@ -88,7 +97,7 @@ struct Plan {
   size_t cross_waits = 0;          // waits of one stream on another
 };
 
-Program generate(uint64_t seed);
+Program generate(uint64_t seed, bool nv = false);
 // What cell `cell` holds before the program runs (distinct per cell and lane, so a copy or exec that reads too early
 // reads something else).
 Cell initial_cell(int cell);
@@ -97,8 +106,11 @@ Plan lower(const Program& program, Sabotage sabotage = Sabotage::kNone);
 struct RunOptions {
   std::chrono::milliseconds watchdog{10'000};
   Sabotage sabotage = Sabotage::kNone;
+  // Opens a fresh NV device for a program with NV streams (a test linked with the emulator passes one).
+  std::function<std::unique_ptr<Device>()> open_nv{};
 };
-// Runs the program on two fresh CPU devices; "" when every check passes, else the first failure.
+// Runs the program on two fresh CPU devices (and a fresh NV device from open_nv); "" when every check passes, else
+// the first failure.
 std::string run(const Program& program, const RunOptions& options);
 // Deletes ops (halves, then smaller pieces, then single ops) while run() still fails; `runs` counts the runs.
 Program shrink(Program program, const RunOptions& options, int* runs = nullptr);
