@@ -91,7 +91,7 @@ class Device {
   // or "" when it cannot tell; for timeout errors.
   virtual std::string blockage() { return ""; }
   // Shared with whoever must outlive the device (see DeviceLife).
-  const std::shared_ptr<DeviceLife>& life() const { return life_; }
+  std::shared_ptr<const DeviceLife> life() const { return life_; }
 
  protected:
   // Where a new signal's memory goes; the default is inside the Signal object.

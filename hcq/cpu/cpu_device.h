@@ -14,10 +14,10 @@
 #pragma once
 #include <atomic>
 #include <chrono>
-#include <string>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 

@@ -327,8 +327,8 @@ std::string run(const Program& p, const RunOptions& o) {
   const size_t slots = static_cast<size_t>(p.cells) + p.ops.size() + 2;
   std::vector<Cell> host_memory;
   Device::Storage storage{};
-  std::deque<Signal> host_signals;   // declared before the devices are destroyed below: they outlive them
-  std::vector<Signal*> signals;      // NV waits and signals need the NV device's signals; the CPU uses those too
+  std::deque<Signal> host_signals;  // outlive the devices, which are destroyed before run() returns
+  std::vector<Signal*> signals;     // NV waits and signals need the NV device's signals; the CPU uses those too
   auto blockages = [&] {
     std::string text;
     for (const auto& d : devices)

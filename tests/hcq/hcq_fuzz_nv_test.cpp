@@ -1,6 +1,6 @@
 // The HCQ fuzzer (hcq_fuzz.h) with a third device: NV on the emulated driver and GPU (mockgpu/nv), whose streams
 // copy on its copy engine and signal and wait with semaphores, on signals in its memory that the CPU devices' queues
-// and the host also wait on and set. HCQ_FUZZ_NV_COUNT programs (40 by default) from HCQ_FUZZ_SEED (1); each opens
+// and the host also wait on and set. HCQ_FUZZ_NV_COUNT programs (200 by default) from HCQ_FUZZ_SEED (1); each opens
 // a fresh emulated GPU.
 #include <gtest/gtest.h>
 
@@ -27,7 +27,7 @@ RunOptions nv_options() {
 }
 
 TEST(HcqFuzzNv, RandomProgramsAcrossTwoCpuDevicesAndTheEmulatedGpuRunInOrderAndComplete) {
-  const uint64_t count = env_or("HCQ_FUZZ_NV_COUNT", 40);
+  const uint64_t count = env_or("HCQ_FUZZ_NV_COUNT", 200);
   const uint64_t seed = env_or("HCQ_FUZZ_SEED", 1);
   const RunOptions options = nv_options();
   size_t nv_submissions = 0;

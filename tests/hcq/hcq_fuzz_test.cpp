@@ -1,4 +1,4 @@
-// The HCQ fuzzer (hcq_fuzz.h) in CI: HCQ_FUZZ_COUNT programs (150 by default, a few seconds) from HCQ_FUZZ_SEED (1);
+// The HCQ fuzzer (hcq_fuzz.h) in CI: HCQ_FUZZ_COUNT programs (500 by default, under a second) from HCQ_FUZZ_SEED (1);
 // program i is generate(seed + i), so HCQ_FUZZ_SEED=<seed + i> HCQ_FUZZ_COUNT=1 reruns one. A long run by hand:
 //   HCQ_FUZZ_COUNT=20000 build/dev/tests/hcq/test_hcq_fuzz --gtest_filter='HcqFuzz.Random*'
 // A failure prints the program, then the program shrunk to the ops it still fails with.
@@ -21,7 +21,7 @@ uint64_t env_or(const char* name, uint64_t fallback) {
 }
 
 TEST(HcqFuzz, RandomSignalWaitExecCopyProgramsOnTwoDevicesRunInOrderAndComplete) {
-  const uint64_t count = env_or("HCQ_FUZZ_COUNT", 150);
+  const uint64_t count = env_or("HCQ_FUZZ_COUNT", 500);
   const uint64_t seed = env_or("HCQ_FUZZ_SEED", 1);
   const RunOptions options{.watchdog = std::chrono::milliseconds(env_or("HCQ_FUZZ_WATCHDOG_MS", 10'000))};
   size_t ops = 0;
