@@ -112,6 +112,10 @@ class Device {
   std::deque<std::unique_ptr<Signal>> signals_;
   Signal* timeline_signal_ = nullptr;
   std::atomic<uint64_t> timeline_value_{1};
+  std::mutex errors_mutex_;
+  std::string first_error_;  // of the queues that failed since the last synchronize
+  size_t error_count_ = 0;
+  std::shared_ptr<DeviceLife> life_;
   const Target* target_ = nullptr;
   std::unique_ptr<Target> owned_target_;
   std::mutex programs_mutex_;
@@ -120,10 +124,6 @@ class Device {
     std::shared_ptr<const LoadedProgram> loaded;
   };
   std::unordered_map<const UOpNode*, Loaded> programs_;
-  std::mutex errors_mutex_;
-  std::string first_error_;  // of the queues that failed since the last synchronize
-  size_t error_count_ = 0;
-  std::shared_ptr<DeviceLife> life_;
 };
 
 }  // namespace doorbell
