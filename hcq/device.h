@@ -26,6 +26,15 @@ namespace doorbell {
 class HWQueue;
 struct BoundQueue;
 
+// What outlives a device: its name, and whether it still exists. Work bound to a device (a bound HWQueue) holds
+// this rather than the device, so that using it after the device is gone is an error that names the device instead
+// of a read of freed memory.
+struct DeviceLife {
+  explicit DeviceLife(std::string device_name) : name(std::move(device_name)) {}
+  const std::string name;
+  std::atomic<bool> alive{true};
+};
+
 class Device {
  public:
   // host_signals: signals live in host memory (the CPU device) and the timeline is made here; otherwise the derived
@@ -78,8 +87,19 @@ class Device {
   uint64_t timeline_value() const { return timeline_value_.load(std::memory_order_acquire); }
   // Returns timeline_value() and advances it.
   uint64_t next_timeline() { return timeline_value_.fetch_add(1, std::memory_order_acq_rel); }
-  // Waits until all submitted work signalled the timeline; throws (naming the device and signal) on timeout.
+  // Waits until all submitted work signalled the timeline. Throws std::runtime_error on timeout, naming the device,
+  // the timeline and what its queue is blocked on (blockage()); and after the wait, when a queue failed since the
+  // last synchronize (report_queue_error), with that queue's message.
   void synchronize(std::chrono::milliseconds timeout = kDefaultWaitTimeout);
+
+  // A submitted queue that failed on the device (a kernel that threw, a signal set below its value) leaves its
+  // message here, and the next synchronize() throws it. Once: the device stays usable.
+  void report_queue_error(std::string message);
+  // What the device's oldest unfinished work waits for ("its queue waits for signal 'gate' to reach 1 (value 0)"),
+  // or "" when it cannot tell; for timeout errors.
+  virtual std::string blockage() { return ""; }
+  // Shared with whoever must outlive the device (see DeviceLife).
+  std::shared_ptr<const DeviceLife> life() const { return life_; }
 
  protected:
   // Where a new signal's memory goes; the default is inside the Signal object.
@@ -100,6 +120,10 @@ class Device {
   std::deque<std::unique_ptr<Signal>> signals_;
   Signal* timeline_signal_ = nullptr;
   std::atomic<uint64_t> timeline_value_{1};
+  std::mutex errors_mutex_;
+  std::string first_error_;  // of the queues that failed since the last synchronize
+  size_t error_count_ = 0;
+  std::shared_ptr<DeviceLife> life_;
   const Target* target_ = nullptr;
   std::unique_ptr<Target> owned_target_;
   std::mutex programs_mutex_;

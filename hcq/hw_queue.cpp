@@ -29,7 +29,7 @@ const char* command_kind_name(CommandKind kind) {
 
 void HWQueue::check_recordable(const char* what) const {
   if (bound_)
-    throw std::logic_error(std::string("HWQueue::") + what + ": the queue is bound to " + bound_device_->name() +
+    throw std::logic_error(std::string("HWQueue::") + what + ": the queue is bound to " + bound_device_->name +
                            "; expected an unbound queue (record everything before bind)");
 }
 
@@ -119,17 +119,21 @@ HWQueue& HWQueue::submit(Device& device) {
     device.submit(*this);
     return *this;
   }
-  if (&device != bound_device_)
-    throw std::invalid_argument("HWQueue::submit: the queue is bound to " + bound_device_->name() +
+  if (!bound_device_->alive.load(std::memory_order_acquire))
+    throw std::logic_error("HWQueue::submit: the queue was bound to " + bound_device_->name +
+                           ", which has been destroyed (and its bound copy with it); expected a queue bound to a live "
+                           "device: record it again and bind it to " + device.name());
+  if (device.life() != bound_device_)
+    throw std::invalid_argument("HWQueue::submit: the queue is bound to " + bound_device_->name +
                                 " and cannot be submitted to another device (" + device.name() + ")");
   device.submit_bound(bound_);
   return *this;
 }
 
 HWQueue& HWQueue::bind(Device& device) {
-  if (bound_) throw std::logic_error("HWQueue::bind: the queue is already bound to " + bound_device_->name());
+  if (bound_) throw std::logic_error("HWQueue::bind: the queue is already bound to " + bound_device_->name);
   bound_ = device.bind(*this);
-  bound_device_ = &device;
+  bound_device_ = device.life();
   return *this;
 }
 

@@ -19,6 +19,7 @@
 namespace doorbell {
 
 class Device;
+struct DeviceLife;
 class Signal;
 
 enum class CommandKind : uint8_t { kExec, kCopy, kSignal, kWait, kTimestamp, kMemoryBarrier };
@@ -90,7 +91,9 @@ class HWQueue {
   // Makes earlier writes visible to later commands and to the host.
   HWQueue& memory_barrier();
   // Hands a copy of the recorded commands to the device's ring; the queue stays recorded for replay. A bound
-  // queue hands over only a reference to its device copy, and only to the device it is bound to.
+  // queue hands over only a reference to its device copy, and only to the device it is bound to: another device is
+  // std::invalid_argument, and a device that was destroyed since (with the memory of the bound copy) is
+  // std::logic_error naming it.
   HWQueue& submit(Device& device);
   // Copies the commands into the device's memory once; afterwards submit() copies nothing, patches write the
   // device copy too, and recording more commands throws std::logic_error.
@@ -117,7 +120,7 @@ class HWQueue {
   std::vector<void*> buffers_;
   std::vector<int64_t> scalars_;
   std::shared_ptr<BoundQueue> bound_;
-  Device* bound_device_ = nullptr;
+  std::shared_ptr<const DeviceLife> bound_device_;  // not the Device: the queue may outlive it
 };
 
 }  // namespace doorbell

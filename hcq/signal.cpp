@@ -1,7 +1,6 @@
 #include "hcq/signal.h"
 
 #include <algorithm>
-#include <bit>
 #include <thread>
 #include <stdexcept>
 
@@ -13,12 +12,15 @@ namespace {
 // A waiter spins this long before sleeping: long enough to catch a kernel that finishes within a few handoffs.
 constexpr int64_t kSpinNs = 20'000;
 
-// The futex watches the low 32 bits of the value (at +0 on a little-endian machine); set() wakes sleepers on
-// every change, so a change confined to the high half still wakes them.
-static_assert(std::endian::native == std::endian::little, "the signal futex watches the low half of the value");
-const void* low_word(const SignalMemory& memory) { return &memory.value; }
+thread_local Signal::SleepHook t_sleep_hook = nullptr;
+thread_local void* t_sleep_hook_context = nullptr;
 
 }  // namespace
+
+void Signal::set_sleep_hook_for_testing(SleepHook hook, void* context) {
+  t_sleep_hook = hook;
+  t_sleep_hook_context = context;
+}
 
 Signal::Signal(std::string device, std::string name, uint64_t initial)
     : Signal(std::move(device), std::move(name), SignalPlacement{}, initial) {}
@@ -43,10 +45,25 @@ uint64_t Signal::timestamp() const {
 }
 
 void Signal::set(uint64_t value) {
+  uint64_t current = memory_->value.load(std::memory_order_relaxed);
+  auto check_grows = [&] {
+    if (value < current)
+      throw std::invalid_argument(device_ + ": signal '" + name_ + "' cannot be set to " + std::to_string(value) +
+                                  ": its value is " + std::to_string(current) + " and values only grow");
+  };
+  check_grows();
   memory_->timestamp.store(static_cast<uint64_t>(monotonic_ns()), std::memory_order_relaxed);
   // seq_cst (a release and more): pairs with the waiter's seq_cst sleeper announcement, see wait_for.
-  memory_->value.store(value, std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_seq_cst) != 0) futex_wake_all(low_word(*memory_));
+  if (device_wakes_waiters_) {
+    // Host memory: a compare-exchange, so that two host threads setting at once cannot move the value backwards.
+    while (!memory_->value.compare_exchange_weak(current, value, std::memory_order_seq_cst, std::memory_order_relaxed))
+      check_grows();
+  } else {
+    // A device's memory (GPU-mapped) takes plain stores only; the device may write it at any time anyway.
+    memory_->value.store(value, std::memory_order_seq_cst);
+  }
+  changes_.fetch_add(1, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) != 0) futex_wake_all(&changes_);
 }
 
 void Signal::write_timestamp(uint64_t ns) { memory_->timestamp.store(ns, std::memory_order_release); }
@@ -79,8 +96,10 @@ bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_
     if (now - start >= kSpinNs) break;
     spin_pause(now - start);
   }
-  // Sleep phase. Announcing the sleeper before the last check (both seq_cst) closes the race with set(): either
-  // set() sees the announcement and wakes us, or we see its value and do not sleep.
+  // Sleep phase, on the `changes` word. Announcing the sleeper, then reading `changes` before the last check of the
+  // value (all seq_cst) closes the race with set(), which stores the value, then bumps `changes`, then reads the
+  // announcement: either we see its value and do not sleep, or its bump comes after our read of `changes`, so the
+  // kernel's compare refuses the sleep or set() sees the announcement and wakes us.
   while (true) {
     if (!device_wakes_waiters_) {  // a GPU's write wakes nobody: poll, sleeping briefly between looks
       const uint64_t v = value();
@@ -96,10 +115,12 @@ bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_
       continue;
     }
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    const uint32_t changes = changes_.load(std::memory_order_seq_cst);
     uint64_t v = memory_->value.load(std::memory_order_seq_cst);
     if (v < target) {
       const int64_t left = timeout_ns - (monotonic_ns() - last_progress);
-      futex_wait(low_word(*memory_), static_cast<uint32_t>(v), left);
+      if (t_sleep_hook != nullptr) t_sleep_hook(*this, changes_, changes, t_sleep_hook_context);
+      futex_wait(&changes_, changes, left);
     }
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
     v = value();
@@ -108,11 +129,15 @@ bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_
   }
 }
 
+std::string Signal::timeout_message(uint64_t target, std::chrono::milliseconds timeout, uint64_t last_seen) const {
+  return device_ + ": signal '" + name_ + "' did not reach " + std::to_string(target) + " within " +
+         std::to_string(timeout.count()) + " ms; last value " + std::to_string(last_seen);
+}
+
 void Signal::wait(uint64_t target, std::chrono::milliseconds timeout) const {
   uint64_t last = 0;
   if (wait_for(target, timeout, &last)) return;
-  throw std::runtime_error(device_ + ": signal '" + name_ + "' did not reach " + std::to_string(target) + " within " +
-                           std::to_string(timeout.count()) + " ms; last value " + std::to_string(last));
+  throw std::runtime_error(timeout_message(target, timeout, last));
 }
 
 }  // namespace doorbell

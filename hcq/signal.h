@@ -52,7 +52,9 @@ class Signal {
   uint64_t device_address() const { return device_address_; }
 
   // Stores the time, then releases the value: whoever sees the value also sees its timestamp and every write made
-  // before set(). Wakes sleeping waiters.
+  // before set(). Wakes sleeping waiters. Values only grow: a value below the current one throws
+  // std::invalid_argument naming the signal, its value and the one asked for (setting the current value again is
+  // allowed).
   void set(uint64_t value);
   // A timestamp command: stores the time at +8 and leaves the value alone.
   void write_timestamp(uint64_t ns);
@@ -64,6 +66,16 @@ class Signal {
   // As wait_for, but a timeout throws std::runtime_error naming the device, the signal, the target and the last
   // value seen.
   void wait(uint64_t target, std::chrono::milliseconds timeout = kDefaultWaitTimeout) const;
+  // The message of wait()'s timeout: "CPU: signal 'timeline' did not reach 5 within 50 ms; last value 3".
+  std::string timeout_message(uint64_t target, std::chrono::milliseconds timeout, uint64_t last_seen) const;
+
+  // Test seam: while set on a thread, wait_for calls it on that thread right before it sleeps in the kernel, with
+  // the futex word it sleeps on and the value that word must still hold for the sleep to begin. A test changes the
+  // signal from here (as another thread may at that moment) and checks that the word moved, i.e. that the sleep
+  // cannot begin and miss the change. Null clears it.
+  using SleepHook = void (*)(const Signal& signal, const std::atomic<uint32_t>& futex_word, uint32_t expected,
+                             void* context);
+  static void set_sleep_hook_for_testing(SleepHook hook, void* context);
 
  private:
   SignalMemory own_memory_;
@@ -73,8 +85,11 @@ class Signal {
   const std::atomic<uint64_t>* second_timestamp_ = nullptr;
   std::string (*fault_report_)(const void*) = nullptr;
   const void* fault_context_ = nullptr;
-  // Host-side bookkeeping, not part of the 16 bytes: how many waiters sleep on the futex, so set() skips the
-  // wake syscall (~1 us) when nobody sleeps.
+  // Host-side bookkeeping, not part of the 16 bytes. `changes` is the futex word sleepers wait on: set() bumps it
+  // on every change of the value, so a change of any of the 64 bits (the high half alone included) moves the word
+  // the kernel compares; a futex on the low half of the value missed changes confined to the high half. `sleepers`
+  // counts the waiters that may sleep on it, so set() skips the wake syscall (~1 us) when nobody sleeps.
+  std::atomic<uint32_t> changes_{0};
   mutable std::atomic<uint32_t> sleepers_{0};
   std::string device_;
   std::string name_;

@@ -129,13 +129,27 @@ void CpuDevice::stop_workers() {
 CpuDevice::Slot& CpuDevice::claim_slot() {
   // A slot is free once the dispatcher finished the submission that used it kRingSlots submissions ago. The
   // producer re-reads `consumed` only when its cached copy says the ring is full, so a submit normally touches no
-  // cache line the dispatcher writes.
+  // cache line the dispatcher writes. A full ring that does not move may wait for something only this thread would
+  // do after the submit returns (set a signal): it waits in slices and gives up after submit_timeout without progress.
   Producer& p = producer_;
+  int64_t last_progress = 0;
   while (p.produced - p.consumed_seen >= kRingSlots) {
     uint32_t now = ring_.consumed.load(std::memory_order_acquire);
     if (now == p.consumed_seen)
-      now = await(ring_.consumed, p.consumed_seen, ring_.consumer_sleepers);
-    p.consumed_seen = now;
+      now = await_change(ring_.consumed, p.consumed_seen, ring_.consumer_sleepers, options_.spin_ns,
+                         std::chrono::nanoseconds(kWaitSlice).count(), options_.pure_spin_ns);
+    const int64_t t = monotonic_ns();
+    if (now != p.consumed_seen || last_progress == 0) {
+      p.consumed_seen = now;
+      last_progress = t;
+      continue;
+    }
+    if (t - last_progress >= std::chrono::nanoseconds(options_.submit_timeout).count()) {
+      const std::string blocked = blockage_locked();
+      throw std::runtime_error(name() + ": submit: the ring's " + std::to_string(kRingSlots) +
+                               " slots stayed full for " + std::to_string(options_.submit_timeout.count()) +
+                               " ms" + (blocked.empty() ? std::string() : "; " + blocked));
+    }
   }
   return slots_[p.produced % kRingSlots];
 }
@@ -198,34 +212,97 @@ void CpuDevice::dispatcher_loop() {
   }
 }
 
+namespace {
+
+std::string exception_text() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
+
+std::string describe_command(const Command& c, size_t index) {
+  std::string what = std::string(command_kind_name(c.kind));
+  if (c.kind == CommandKind::kExec && c.program != nullptr) what += " of program '" + c.program->name() + "'";
+  if (c.signal != nullptr) what += " on signal '" + c.signal->name() + "'";
+  return what + " (command " + std::to_string(index) + " of its submission)";
+}
+
+}  // namespace
+
 bool CpuDevice::run(const BoundQueue& submission) {
-  for (const Command& c : submission.commands) {
-    switch (c.kind) {
-      case CommandKind::kExec:
-        run_exec(c, submission);
-        break;
-      case CommandKind::kCopy:
-        if (c.bytes != 0) std::memmove(c.dst, c.src, c.bytes);
-        break;
-      case CommandKind::kSignal:
-        c.signal->set(c.value);
-        break;
-      case CommandKind::kWait:
-        // A device wait has no deadline of its own (the host's synchronize has one), but shutdown ends it.
-        while (!c.signal->wait_for(c.value, kWaitSlice)) {
-          if (stopping_.load(std::memory_order_acquire)) return false;
-        }
-        break;
-      case CommandKind::kTimestamp:
-        c.signal->write_timestamp(static_cast<uint64_t>(monotonic_ns()));
-        break;
-      case CommandKind::kMemoryBarrier:
-        // Caches are coherent on the CPU; what remains is ordering the compiler and core may not reorder across.
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        break;
+  bool failed = false;
+  for (size_t i = 0; i < submission.commands.size(); ++i) {
+    const Command& c = submission.commands[i];
+    // After a failure the data may be wrong: only the waits and signals still run, so that nobody hangs on them.
+    if (failed && c.kind != CommandKind::kWait && c.kind != CommandKind::kSignal) continue;
+    try {
+      if (!run_command(c, submission)) return false;
+    } catch (...) {
+      std::string message = name() + ": " + describe_command(c, i) + " failed: " + exception_text();
+      if (!failed) message += "; the rest of the submission's exec, copy and timestamp commands were skipped";
+      report_queue_error(std::move(message));
+      failed = true;
     }
   }
   return true;
+}
+
+bool CpuDevice::run_command(const Command& c, const BoundQueue& submission) {
+  switch (c.kind) {
+    case CommandKind::kExec:
+      run_exec(c, submission);
+      break;
+    case CommandKind::kCopy:
+      if (c.bytes != 0) std::memmove(c.dst, c.src, c.bytes);
+      break;
+    case CommandKind::kSignal:
+      c.signal->set(c.value);
+      break;
+    case CommandKind::kWait:
+      // A device wait has no deadline of its own (the host's synchronize has one), but shutdown ends it.
+      while (!c.signal->wait_for(c.value, kWaitSlice)) {
+        if (stopping_.load(std::memory_order_acquire)) return false;
+      }
+      break;
+    case CommandKind::kTimestamp:
+      c.signal->write_timestamp(static_cast<uint64_t>(monotonic_ns()));
+      break;
+    case CommandKind::kMemoryBarrier:
+      // Caches are coherent on the CPU; what remains is ordering the compiler and core may not reorder across.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      break;
+  }
+  return true;
+}
+
+std::string CpuDevice::blockage() {
+  std::unique_lock lock(producer_.mu, std::try_to_lock);
+  // A submit holds the lock while it waits for room in a full ring (at most submit_timeout); do not wait behind it.
+  if (!lock.owns_lock()) return "its ring is full and a submit waits for room";
+  return blockage_locked();
+}
+
+std::string CpuDevice::blockage_locked() const {
+  // The oldest unfinished submission's slot is not rewritten while we hold producer_.mu, and the dispatcher only
+  // reads it; its signals are alive while it is queued (the caller's promise for every queued command).
+  const uint32_t consumed = ring_.consumed.load(std::memory_order_acquire);
+  if (consumed == producer_.produced) return "";
+  const BoundQueue& oldest = *slots_[consumed % kRingSlots].body;
+  for (size_t i = 0; i < oldest.commands.size(); ++i) {
+    const Command& c = oldest.commands[i];
+    if (c.kind != CommandKind::kWait) continue;
+    const uint64_t value = c.signal->value();
+    if (value >= c.value) continue;
+    return "its queue waits for signal '" + c.signal->name() + "' (" + c.signal->device() + ") to reach " +
+           std::to_string(c.value) + " (value " + std::to_string(value) + "), command " + std::to_string(i) +
+           " of its oldest unfinished submission";
+  }
+  return "its oldest unfinished submission (" + std::to_string(oldest.commands.size()) +
+         " commands) waits for no signal: it is still running";
 }
 
 void CpuDevice::run_exec(const Command& c, const BoundQueue& submission) {
@@ -238,23 +315,35 @@ void CpuDevice::run_exec(const Command& c, const BoundQueue& submission) {
               : c.core_count == 0 ? static_cast<int32_t>(n) : c.core_count;
   if (n == 1 || job_cores_ == 1) {  // one share: this thread runs it, the other workers stay asleep
     run_share(0);
-    return;
+  } else {
+    job_remaining_.store(n - 1, std::memory_order_relaxed);
+    const uint32_t done = job_done_.load(std::memory_order_acquire);
+    job_generation_.fetch_add(1, std::memory_order_seq_cst);
+    notify_change(job_generation_, worker_sleepers_);
+    run_share(0);
+    // The last worker to finish bumps job_done_; its acq_rel chain makes every worker's writes visible here.
+    while (await(job_done_, done, done_sleepers_) == done) {
+    }
   }
-  job_remaining_.store(n - 1, std::memory_order_relaxed);
-  const uint32_t done = job_done_.load(std::memory_order_acquire);
-  job_generation_.fetch_add(1, std::memory_order_seq_cst);
-  notify_change(job_generation_, worker_sleepers_);
-  run_share(0);
-  // The last worker to finish bumps job_done_; its acq_rel chain makes every worker's writes visible here.
-  while (await(job_done_, done, done_sleepers_) == done) {
+  // Every share has returned, so no worker writes job_error_ now.
+  if (!job_error_.empty()) {
+    std::string error = std::move(job_error_);
+    job_error_.clear();
+    throw std::runtime_error(error);
   }
 }
 
 void CpuDevice::run_share(uint32_t index) {
   // With more cores than threads, thread i runs core ids i, i+n, i+2n, ...
   const auto n = static_cast<int32_t>(worker_count());
-  for (int32_t core = static_cast<int32_t>(index); core < job_cores_; core += n) {
-    job_kernel_(job_buffers_, job_scalars_, core, job_cores_);
+  try {
+    for (int32_t core = static_cast<int32_t>(index); core < job_cores_; core += n)
+      job_kernel_(job_buffers_, job_scalars_, core, job_cores_);
+  } catch (...) {
+    // Kept, not rethrown: a worker thread must survive, and the exec fails once all shares returned.
+    std::string error = "the kernel threw: " + exception_text();
+    std::lock_guard lock(job_error_mutex_);
+    if (job_error_.empty()) job_error_ = std::move(error);
   }
 }
 

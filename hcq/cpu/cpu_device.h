@@ -6,11 +6,18 @@
 // stay hot and an idle device burns nothing. Commands run strictly in ring order, which gives the HCQ contract:
 // nothing after a wait starts before the wait passes, and a signal or timestamp is written after every earlier
 // command finished.
+//
+// A command that throws (a kernel's exception, a signal set below its value) fails its submission: the device
+// reports the message through Device::report_queue_error (the next synchronize() throws it), skips the rest of that
+// submission's exec, copy and timestamp commands (their inputs may be wrong), and still runs its waits and signals,
+// so that nobody waiting on them hangs. The device stays usable.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -31,6 +38,9 @@ struct CpuDeviceOptions {
   // until it balances them again, milliseconds later (a 4096 x 1024 softmax measured at 1.6 ms, or 3.3 ms in such
   // runs, on this 2-core machine).
   bool pin_threads = true;
+  // How long a submit may wait for room in a full ring without the device finishing anything before it throws,
+  // naming the wait the ring is stuck behind (one that only the submitting thread may be able to satisfy).
+  std::chrono::milliseconds submit_timeout = kDefaultWaitTimeout;
 };
 
 // A kernel of the CPU's C target (compiler/cpu/cpu_target.h) loaded into this process: its ELF object's code.
@@ -49,6 +59,8 @@ class CpuDevice final : public Device {
   void submit_bound(std::shared_ptr<const BoundQueue> queue) override;
   uint32_t worker_count() const { return worker_count_; }
   bool host_memory() const override { return true; }
+  // The first wait of the oldest unfinished submission that has not passed, named with its signal and values.
+  std::string blockage() override;
 
  protected:
   // Loads the PROGRAM's ELF object (compiler/cpu/elf_loader.h) and finds its function.
@@ -73,8 +85,12 @@ class CpuDevice final : public Device {
   void publish_slot();
   // Returns false when shutdown abandoned a blocked wait.
   bool run(const BoundQueue& submission);
+  // Returns false when shutdown abandoned it; throws what the command threw.
+  bool run_command(const Command& command, const BoundQueue& submission);
   void run_exec(const Command& command, const BoundQueue& submission);
-  // Runs core ids index, index + n, ... of the current job.
+  // blockage() with producer_.mu held.
+  std::string blockage_locked() const;
+  // Runs core ids index, index + n, ... of the current job; an exception ends the share and is kept in job_error_.
   void run_share(uint32_t index);
   void worker_loop(uint32_t index);
   void stop_workers();
@@ -110,6 +126,8 @@ class CpuDevice final : public Device {
   const int64_t* job_scalars_ = nullptr;
   int32_t job_cores_ = 0;
   bool job_quit_ = false;
+  std::mutex job_error_mutex_;
+  std::string job_error_;  // the first exception of the current job's shares ("" when none threw)
   std::atomic<uint32_t> job_generation_{0};
   std::atomic<uint32_t> worker_sleepers_{0};
   std::atomic<uint32_t> job_remaining_{0};

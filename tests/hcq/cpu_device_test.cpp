@@ -66,6 +66,15 @@ void busy_kernel(void* const* buffers, const int64_t*, int32_t core_id, int32_t)
   static_cast<double*>(buffers[0])[core_id] = x;
 }
 
+// Throws on the core named by scalars[0] (core 0 runs on the dispatcher, the others on workers); every other core
+// counts its call in buffers[0].
+void throw_on_one_core(void* const* buffers, const int64_t* scalars, int32_t core_id, int32_t) {
+  if (core_id == scalars[0]) throw std::runtime_error("boom on core " + std::to_string(core_id));
+  static_cast<std::atomic<int64_t>*>(buffers[0])->fetch_add(1, std::memory_order_relaxed);
+}
+
+void throw_an_int(void* const*, const int64_t*, int32_t, int32_t) { throw 42; }
+
 TEST(CpuDevice, HasAWorkerPerCoreByDefaultAndTheRequestedCountOtherwise) {
   CpuDevice dflt;
   const unsigned hw = std::thread::hardware_concurrency();
@@ -387,7 +396,9 @@ TEST(CpuDevice, SynchronizeTimesOutNamingTheTimeline) {
     dev.synchronize(30ms);
     FAIL() << "expected a timeout";
   } catch (const std::runtime_error& e) {
-    EXPECT_STREQ(e.what(), "CPU: signal 'timeline' did not reach 1 within 30 ms; last value 0");
+    EXPECT_STREQ(e.what(),
+                 "CPU: signal 'timeline' did not reach 1 within 30 ms; last value 0; its queue waits for signal 'gate' "
+                 "(CPU) to reach 1 (value 0), command 0 of its oldest unfinished submission");
   }
   gate.set(1);
   EXPECT_NO_THROW(dev.synchronize(10'000ms));
@@ -427,6 +438,136 @@ TEST(CpuDevice, DestructionAbandonsAWaitThatNeverPasses) {
   // Nothing after the blocked wait ran, in its submission or in later ones.
   EXPECT_EQ(calls.load(), 0);
   EXPECT_EQ(done.value(), 0u);
+}
+
+TEST(CpuDevice, KernelThatThrowsFailsItsSubmissionWithTheMessageAndTheDeviceStaysUsable) {
+  for (int64_t throwing_core : {0, 2}) {  // on the dispatcher, on a worker
+    CpuDevice dev(CpuDeviceOptions{.workers = 3});
+    std::atomic<int64_t> calls{0};
+    std::atomic<int64_t> after{0};
+    Signal& done = dev.new_signal("done");
+    std::array<void*, 1> bufs{&calls};
+    std::array<int64_t, 1> which{throwing_core};
+    HWQueue q;
+    q.exec(throw_on_one_core, bufs, which).exec(count_call, {&after}).signal(done, 1);
+    q.signal(dev.timeline_signal(), dev.next_timeline()).submit(dev);
+    try {
+      dev.synchronize(10'000ms);
+      FAIL() << "expected the kernel's error";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "CPU: exec (command 0 of its submission) failed: the kernel threw: boom on core " +
+                    std::to_string(throwing_core) +
+                    "; the rest of the submission's exec, copy and timestamp commands were skipped");
+    }
+    EXPECT_EQ(calls.load(), 2);  // the other two cores ran
+    EXPECT_EQ(after.load(), 0);  // the exec after the failed one was skipped...
+    EXPECT_EQ(done.value(), 1u);  // ...but its signals were written, so nobody waits forever
+    // Reported once, and the device runs what comes next.
+    EXPECT_NO_THROW(dev.synchronize(10'000ms));
+    HWQueue next;
+    next.exec(count_call, {&after}).signal(dev.timeline_signal(), dev.next_timeline()).submit(dev);
+    EXPECT_NO_THROW(dev.synchronize(10'000ms));
+    EXPECT_EQ(after.load(), 3);
+  }
+}
+
+TEST(CpuDevice, KernelThatThrowsANonStandardExceptionIsReportedToo) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 1});
+  HWQueue q;
+  q.exec(throw_an_int, {nullptr}).signal(dev.timeline_signal(), dev.next_timeline()).submit(dev);
+  try {
+    dev.synchronize(10'000ms);
+    FAIL() << "expected the kernel's error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("the kernel threw: an exception that is not a std::exception"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CpuDevice, SignalCommandBelowTheSignalsValueFailsItsSubmissionNamingBothValues) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 1});
+  Signal& s = dev.new_signal("progress", 5);
+  HWQueue q;
+  q.signal(s, 3).signal(dev.timeline_signal(), dev.next_timeline()).submit(dev);
+  try {
+    dev.synchronize(10'000ms);
+    FAIL() << "expected the signal's error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "CPU: signal on signal 'progress' (command 0 of its submission) failed: CPU: signal 'progress' cannot "
+                 "be set to 3: its value is 5 and values only grow; the rest of the submission's exec, copy and "
+                 "timestamp commands were skipped");
+  }
+  EXPECT_EQ(s.value(), 5u);
+  EXPECT_NO_THROW(dev.synchronize(10'000ms));
+}
+
+TEST(CpuDevice, TwoFailedSubmissionsAreReportedAsTheFirstAndACount) {
+  CpuDevice dev(CpuDeviceOptions{.workers = 1});
+  for (int i = 0; i < 2; ++i) {
+    HWQueue q;
+    q.exec(throw_an_int, {nullptr}).signal(dev.timeline_signal(), dev.next_timeline()).submit(dev);
+  }
+  try {
+    dev.synchronize(10'000ms);
+    FAIL() << "expected the kernels' error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("(and 1 more failed queue)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CpuDevice, BoundQueueSubmittedAfterItsDeviceWasDestroyedIsAnErrorNamingIt) {
+  std::atomic<int64_t> calls{0};
+  HWQueue q;
+  {
+    CpuDevice gone(CpuDeviceOptions{.workers = 1}, "CPU:7");
+    q.exec(count_call, {&calls}).bind(gone);
+  }
+  // Whether or not the new device reuses the old one's address, the queue knows its device is gone.
+  CpuDevice dev(CpuDeviceOptions{.workers = 1});
+  try {
+    q.submit(dev);
+    FAIL() << "expected an error";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "HWQueue::submit: the queue was bound to CPU:7, which has been destroyed (and its bound copy with "
+                 "it); expected a queue bound to a live device: record it again and bind it to CPU");
+  }
+  EXPECT_THROW(q.memory_barrier(), std::logic_error);  // names the dead device without touching it
+  EXPECT_EQ(calls.load(), 0);
+}
+
+TEST(CpuDevice, SubmitIntoARingFullBehindAWaitOnlyTheSubmitterCanSatisfyTimesOutNamingTheWait) {
+  // The first submission waits for `gate`, which this thread would set after its submits; the 65th submit finds
+  // the 64 slots full. The submits run on a helper thread so that a regression (a submit that never returns) fails
+  // the test, after the watchdog opens the gate, instead of hanging it.
+  CpuDevice dev(CpuDeviceOptions{.workers = 1, .submit_timeout = 100ms});
+  Signal& gate = dev.new_signal("gate");
+  Signal& finished = dev.new_signal("finished");
+  std::string error;
+  int submitted = 0;
+  std::thread submitter([&] {
+    try {
+      HWQueue().wait(gate, 1).submit(dev);
+      for (submitted = 1; submitted < 200; ++submitted) HWQueue().memory_barrier().submit(dev);
+    } catch (const std::runtime_error& e) {
+      error = e.what();
+    }
+    finished.set(1);
+  });
+  const bool returned = finished.wait_for(1, 60s);
+  if (!returned) gate.set(1);
+  submitter.join();
+  ASSERT_TRUE(returned) << "a submit into the full ring never returned";
+  EXPECT_EQ(submitted, 64);
+  EXPECT_EQ(error,
+            "CPU: submit: the ring's 64 slots stayed full for 100 ms; its queue waits for signal 'gate' (CPU) to "
+            "reach 1 (value 0), command 0 of its oldest unfinished submission");
+  gate.set(1);
+  HWQueue().signal(dev.timeline_signal(), dev.next_timeline()).submit(dev);
+  EXPECT_NO_THROW(dev.synchronize(10'000ms));
 }
 
 }  // namespace

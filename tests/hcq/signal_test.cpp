@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <stdexcept>
+#include <atomic>
 #include <thread>
 
 #include "hcq/signal.h"
@@ -90,6 +91,90 @@ TEST(Signal, ProgressRestartsTheTimeout) {
   });
   EXPECT_NO_THROW(s.wait(6, 200ms));
   setter.join();
+}
+
+// What the sleep seam saw: the test sets the signal from inside it, as another thread could between the waiter's
+// last check and its sleep, then records whether the futex word still holds what the sleep expects (if it did, the
+// kernel would put the waiter to sleep after the only wake-up already went by).
+struct RaceAtSleep {
+  uint64_t set_to = 0;
+  int calls = 0;
+  bool word_moved = false;
+};
+
+void set_just_before_sleep(const Signal& signal, const std::atomic<uint32_t>& word, uint32_t expected, void* context) {
+  auto* race = static_cast<RaceAtSleep*>(context);
+  if (race->calls++ == 0) const_cast<Signal&>(signal).set(race->set_to);
+  race->word_moved = word.load() != expected;
+}
+
+// Runs a wait for `target` on a signal at `from` that is set to `target` between its last check and its sleep.
+RaceAtSleep wait_across_set_before_sleep(uint64_t from, uint64_t target) {
+  Signal s("CPU", "s", from);
+  RaceAtSleep race{.set_to = target};
+  Signal::set_sleep_hook_for_testing(set_just_before_sleep, &race);
+  // The timeout only bounds a regression (the waiter would sleep through the change); the checks are on the seam.
+  const bool reached = s.wait_for(target, 2s);
+  Signal::set_sleep_hook_for_testing(nullptr, nullptr);
+  EXPECT_TRUE(reached);
+  return race;
+}
+
+TEST(Signal, ChangeOfOnlyTheHighHalfJustBeforeTheWaiterSleepsStopsTheSleep) {
+  // 5 -> 2^32 + 5: the low 32 bits stay 5. A futex on the low half let the waiter sleep through this change.
+  const RaceAtSleep race = wait_across_set_before_sleep(5, (uint64_t{1} << 32) + 5);
+  EXPECT_EQ(race.calls, 1);
+  EXPECT_TRUE(race.word_moved);
+}
+
+TEST(Signal, CarryIntoTheHighHalfJustBeforeTheWaiterSleepsStopsTheSleep) {
+  const RaceAtSleep race = wait_across_set_before_sleep(0xFFFF'FFFFu, uint64_t{1} << 32);
+  EXPECT_EQ(race.calls, 1);
+  EXPECT_TRUE(race.word_moved);
+}
+
+TEST(Signal, EveryChangeAboveTheLowHalfWakesAWaiterOnAnotherThread) {
+  // Steps of 2^32 leave the low half unchanged; each one must wake the waiter, which waits for the next step. The
+  // setter waits for the waiter to announce itself before each step, so every step meets a waiter at some point
+  // of its spin or sleep.
+  Signal s("CPU", "s", 0);
+  Signal ack("CPU", "ack", 0);
+  constexpr uint64_t kStep = uint64_t{1} << 32;
+  constexpr uint64_t kSteps = 200;
+  std::thread waiter([&] {
+    for (uint64_t i = 1; i <= kSteps; ++i) {
+      ack.set(i);
+      s.wait(i * kStep, 10'000ms);
+    }
+  });
+  for (uint64_t i = 1; i <= kSteps; ++i) {
+    ack.wait(i, 10'000ms);
+    s.set(i * kStep);
+  }
+  waiter.join();
+  EXPECT_EQ(s.value(), kSteps * kStep);
+}
+
+TEST(Signal, SetBelowTheCurrentValueThrowsNamingTheSignalAndBothValues) {
+  Signal s("CPU", "done", 7);
+  try {
+    s.set(6);
+    FAIL() << "expected invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "CPU: signal 'done' cannot be set to 6: its value is 7 and values only grow");
+  }
+  EXPECT_EQ(s.value(), 7u);
+  EXPECT_EQ(s.timestamp(), 0u);  // a refused set writes nothing
+  EXPECT_NO_THROW(s.set(7));     // the same value again is not a step back
+  EXPECT_NO_THROW(s.set(8));
+  EXPECT_EQ(s.value(), 8u);
+}
+
+TEST(Signal, SetAbove32BitsThenBelowIsRefused) {
+  Signal s("CPU", "s", 0);
+  s.set(uint64_t{1} << 32);
+  EXPECT_THROW(s.set(0xFFFF'FFFFu), std::invalid_argument);
+  EXPECT_EQ(s.value(), uint64_t{1} << 32);
 }
 
 }  // namespace
