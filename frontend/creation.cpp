@@ -16,13 +16,6 @@ using frontend::shape_str;
 
 namespace {
 
-void check_shape(const char* op, const IntTuple& shape) {
-  int64_t p = 1;
-  for (int64_t d : shape) {
-    if (d < 0) fail(op, "shape " + shape_str(shape) + " has a negative dimension; expected sizes >= 0");
-    if (__builtin_mul_overflow(p, d, &p)) fail(op, "shape " + shape_str(shape) + " has more elements than int64 holds");
-  }
-}
 
 void check_storage_dtype(const char* op, DType dt) {
   if (dt.is_weak() || dt.is_void() || dt.lanes != 1) fail(op, "cannot store dtype " + dt.name() + "; expected a scalar storage dtype");
@@ -30,8 +23,8 @@ void check_storage_dtype(const char* op, DType dt) {
 
 // The values of a new BUFFER of `shape`, converted from `src` (count elements stored as src_dt).
 Tensor buffer_tensor(const char* op, const std::byte* src, DType src_dt, size_t count, const IntTuple& shape, DType dt) {
-  check_shape(op, shape);
   check_storage_dtype(op, dt);
+  frontend::check_size(op, shape, dt);
   if (frontend::prod(shape) != static_cast<int64_t>(count))
     fail(op, std::to_string(count) + " values cannot fill shape " + shape_str(shape) + " of " +
                  std::to_string(frontend::prod(shape)) + " elements");
@@ -52,15 +45,15 @@ Tensor Tensor::from_data(const void* data, DType src_dtype, size_t count, IntTup
 }
 
 Tensor Tensor::empty(IntTuple shape, DType dtype) {
-  check_shape("empty", shape);
   check_storage_dtype("empty", dtype);
+  frontend::check_size("empty", shape, dtype);
   return Tensor(frontend::reshape_uop(new_buffer(dtype, frontend::prod(shape)), shape));
 }
 
 Tensor Tensor::full(IntTuple shape, Scalar value, std::optional<DType> dtype) {
-  check_shape("full", shape);
   DType dt = dtype.value_or(strong_dtype(value.dtype()));
   check_storage_dtype("full", dt);
+  frontend::check_size("full", shape, dt);
   if (std::holds_alternative<double>(value.value()) && !dt.is_float() && !dt.is_bool()) {
     double d = std::get<double>(value.value());
     if (!std::isfinite(d) || std::fabs(d) >= 0x1p63)
@@ -119,7 +112,7 @@ Tensor Tensor::linspace(Scalar start, Scalar stop, int64_t steps, DType dtype) {
 Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dtype) {
   int64_t cols = m.value_or(n);
   if (n < 0 || cols < 0) fail("eye", "size (" + std::to_string(n) + ", " + std::to_string(cols) + ") is negative; expected sizes >= 0");
-  check_shape("eye", {n, cols});
+  frontend::check_size("eye", {n, cols}, dtype);
   std::vector<uint8_t> v(static_cast<size_t>(n * cols), 0);
   for (int64_t i = 0; i < std::min(n, cols); i++) v[i * cols + i] = 1;
   return values_tensor("eye", v, {n, cols}, dtype);

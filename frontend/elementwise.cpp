@@ -18,14 +18,23 @@ namespace {
 
 struct Prepared {
   std::vector<UOp> uops;
-  DType dtype;
+  DType dtype;   // what the op computes in
+  DType result;  // the op's dtype: differs from `dtype` only where exact_dtype widened for a literal
   IntTuple shape;
+  // The op's value `r` (computed in `dtype`) in the result dtype; a comparison's bool stays bool.
+  Tensor out(const Tensor& r) const { return r.dtype() == dtype && result != dtype ? r.cast(result) : r; }
 };
 
-Prepared prepare(std::string_view op, const std::vector<Operand>& xs, std::optional<DType> force = std::nullopt) {
+// `exact`: a weak integer literal outside the dtype's range keeps its value (frontend::exact_dtype), as tinygrad
+// keeps a weak CONST's value mathematical and widens a binary op from the bounds (tinygrad/uop/weak.py:10
+// commit_weak, :46 lower_weak_node): uint8 < 300 is true everywhere. Ops whose wrapped result does not depend on
+// the literal's high bits (+ - * & | ^, where) skip it: wrapping first gives the same values.
+Prepared prepare(std::string_view op, const std::vector<Operand>& xs, std::optional<DType> force = std::nullopt,
+                 bool exact = false) {
   Prepared p;
   p.shape = frontend::broadcast_shapes(op, xs);
-  p.dtype = force.value_or(frontend::promoted_dtype(xs));
+  p.result = force.value_or(frontend::promoted_dtype(xs));
+  p.dtype = exact ? frontend::exact_dtype(xs, p.result) : p.result;
   p.uops = frontend::prepare(xs, p.dtype, p.shape);
   return p;
 }
@@ -64,8 +73,8 @@ DType int_division_dtype(DType dt) { return dt.is_bool() ? dtypes::default_int :
 Tensor floordiv_op(const Operand& a, const Operand& b) {
   DType dt = frontend::promoted_dtype({a, b});
   if (dt.is_float()) return div_op(a, b).floor();
-  Prepared p = prepare("floordiv", {a, b}, int_division_dtype(dt));
-  return make(Ops::FLOORDIV, p.uops);
+  Prepared p = prepare("floordiv", {a, b}, int_division_dtype(dt), true);
+  return p.out(make(Ops::FLOORDIV, p.uops));
 }
 
 Tensor mod_op(const Operand& a, const Operand& b) {
@@ -75,17 +84,20 @@ Tensor mod_op(const Operand& a, const Operand& b) {
     Tensor x(p.uops[0]), y(p.uops[1]);
     return x - (x / y).floor() * y;
   }
-  Prepared p = prepare("mod", {a, b}, int_division_dtype(dt));
-  return make(Ops::FLOORMOD, p.uops);
+  Prepared p = prepare("mod", {a, b}, int_division_dtype(dt), true);
+  return p.out(make(Ops::FLOORMOD, p.uops));
 }
 
-Tensor maximum_op(const Operand& a, const Operand& b) { return binary("maximum", Ops::MAX, a, b); }
+Tensor maximum_op(const Operand& a, const Operand& b) {
+  Prepared p = prepare("maximum", {a, b}, std::nullopt, true);
+  return p.out(make(Ops::MAX, p.uops));
+}
 
 Tensor minimum_op(const Operand& a, const Operand& b) {
-  Prepared p = prepare("minimum", {a, b});
+  Prepared p = prepare("minimum", {a, b}, std::nullopt, true);
   const UOp &x = p.uops[0], &y = p.uops[1];
   if (p.dtype.is_bool()) return make(Ops::AND, {x, y});
-  if (p.dtype.is_int()) return Tensor(ones_complement(UOp::infer(Ops::MAX, {ones_complement(x), ones_complement(y)})));
+  if (p.dtype.is_int()) return p.out(Tensor(ones_complement(UOp::infer(Ops::MAX, {ones_complement(x), ones_complement(y)}))));
   return Tensor(UOp::infer(Ops::NEG, {UOp::infer(Ops::MAX, {UOp::infer(Ops::NEG, {x}), UOp::infer(Ops::NEG, {y})})}));
 }
 
@@ -95,9 +107,13 @@ Tensor pow_op(const Operand& base, const Operand& exponent) {
   if (!exponent.tensor && base.tensor && !std::holds_alternative<double>(exponent.scalar.value()) &&
       !exponent.scalar.dtype().is_bool()) {
     int64_t n = std::get<int64_t>(exponent.scalar.value());
+    // As tinygrad (tinygrad/mixin/elementwise.py:563 "base needs to be float"), numpy and torch: an integer
+    // to a negative integer power has no integer value.
+    if (n < 0 && !dt.is_float())
+      fail("pow", "base of dtype " + base.tensor->dtype().name() + " to the negative integer power " + std::to_string(n) +
+                      "; expected a float base (cast it first)");
     Tensor x = base.tensor->cast(dt);
     if (n == 0) return Tensor::ones_like(x);
-    if (n < 0 && !dt.is_float()) x = x.cast(dtypes::default_float);
     uint64_t m = n < 0 ? 0 - static_cast<uint64_t>(n) : static_cast<uint64_t>(n);
     std::optional<Tensor> acc;
     Tensor sq = x;
@@ -116,7 +132,7 @@ Tensor pow_op(const Operand& base, const Operand& exponent) {
 
 enum class Cmp { LT, LE, GT, GE, EQ, NE };
 Tensor compare(std::string_view name, Cmp c, const Operand& a, const Operand& b) {
-  Prepared p = prepare(name, {a, b});
+  Prepared p = prepare(name, {a, b}, std::nullopt, true);
   const UOp &x = p.uops[0], &y = p.uops[1];
   auto lnot = [](const UOp& u) { return Tensor(negate(u)); };
   switch (c) {

@@ -14,6 +14,12 @@ using frontend::fail;
 
 namespace {
 
+// exp and cos compute in at least float32 and round once to the input's float dtype, as tinygrad does
+// (tinygrad/mixin/elementwise.py:497 cos, :508 exp): float16's x * log2(e) and pi/2 - x lose the low bits that
+// exp2 and sin magnify (float16 exp(5.6953125) would be 296.25, not 297.5). The other unary ops compute in the
+// input's dtype there too.
+DType wide_float(DType d) { return least_upper_dtype(frontend::float_dtype(d), dtypes::float32); }
+
 Tensor unary(const Tensor& x, Ops op) {
   Tensor f = x.cast(frontend::float_dtype(x.dtype()));
   return Tensor(UOp::infer(op, {f.uop()}));
@@ -26,10 +32,14 @@ Tensor Tensor::log2() const { return unary(*this, Ops::LOG2); }
 Tensor Tensor::sqrt() const { return unary(*this, Ops::SQRT); }
 Tensor Tensor::sin() const { return unary(*this, Ops::SIN); }
 Tensor Tensor::reciprocal() const { return unary(*this, Ops::RECIPROCAL); }
-Tensor Tensor::exp() const { return cast(frontend::float_dtype(dtype())).mul(1 / std::numbers::ln2).exp2(); }
+Tensor Tensor::exp() const {
+  return cast(wide_float(dtype())).mul(1 / std::numbers::ln2).exp2().cast(frontend::float_dtype(dtype()));
+}
 Tensor Tensor::log() const { return log2().mul(std::numbers::ln2); }
 Tensor Tensor::rsqrt() const { return sqrt().reciprocal(); }
-Tensor Tensor::cos() const { return (std::numbers::pi / 2 - cast(frontend::float_dtype(dtype()))).sin(); }
+Tensor Tensor::cos() const {
+  return (std::numbers::pi / 2 - cast(wide_float(dtype()))).sin().cast(frontend::float_dtype(dtype()));
+}
 Tensor Tensor::tan() const { return sin() / cos(); }
 
 Tensor Tensor::sigmoid() const {
@@ -51,8 +61,9 @@ Tensor Tensor::abs() const {
 
 Tensor Tensor::sign() const {
   if (dtype().is_bool()) return Tensor(uop());
-  Tensor s = ne(0).where(lt(0).where(-1, 1), 0).cast(dtype());
-  return dtype().is_float() ? s + mul(0) : s;  // + x*0 keeps NaN a NaN
+  // tinygrad's sign (tinygrad/mixin/elementwise.py:897): nan != 0 and not < 0, so sign(nan) is 1; sign(+-inf) is
+  // +-1 and sign(-0.0) is 0.
+  return ne(0).where(lt(0).where(-1, 1), 0).cast(dtype());
 }
 
 Tensor Tensor::trunc() const {

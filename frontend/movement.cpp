@@ -1,5 +1,6 @@
 // Movement: reshape, permute, expand, pad, shrink, flip and the views composed from them (squeeze, flatten,
 // repeat, cat, stack, pool). Each builds RESHAPE/PERMUTE/EXPAND/PAD/SHRINK/FLIP UOps and skips no-ops.
+#include <cstdint>
 #include <numeric>
 
 #include "frontend/lazy_uops.h"
@@ -23,7 +24,7 @@ Tensor Tensor::reshape(IntTuple shape) const {
     } else if (shape[i] < 0) {
       fail("reshape", "shape " + shape_str(shape) + " has a negative size; expected sizes >= 0 and at most one -1");
     } else {
-      known *= shape[i];
+      known = frontend::checked_mul("reshape", known, shape[i], "shape " + shape_str(shape) + " element count");
     }
   }
   if (infer_at >= 0) {
@@ -74,6 +75,7 @@ Tensor Tensor::expand(IntTuple shape) const {
       fail("expand", "shape " + shape_str(in) + " cannot expand to " + shape_str(shape) + ": axis " + std::to_string(i) + " is " +
                          std::to_string(have) + ", expected 1 or " + std::to_string(shape[i]));
   }
+  frontend::check_size("expand", shape, dtype());
   return Tensor(frontend::broadcast_uop(uop(), shape));
 }
 
@@ -82,14 +84,18 @@ Tensor Tensor::pad(const Padding& padding, Scalar value) const {
   if (padding.size() != s.size())
     fail("pad", std::to_string(padding.size()) + " (before, after) pairs for shape " + shape_str(s) + "; expected one per axis");
   // Negative amounts remove elements: shrink those first, then pad the rest.
-  IntTuple bounds, amounts;
+  IntTuple bounds, amounts, padded_shape;
   for (size_t i = 0; i < s.size(); i++) {
     auto [b, a] = padding[i];
+    if (b == INT64_MIN || a == INT64_MIN) fail("pad", "amount " + std::to_string(INT64_MIN) + " on axis " + std::to_string(i) + " removes more than any axis holds");
     int64_t begin = b < 0 ? -b : 0, end = s[i] - (a < 0 ? -a : 0);
     if (begin > end) fail("pad", "negative padding (" + std::to_string(b) + ", " + std::to_string(a) + ") removes more than the " + std::to_string(s[i]) + " elements of axis " + std::to_string(i));
     bounds.insert(bounds.end(), {begin, end});
     amounts.insert(amounts.end(), {std::max<int64_t>(b, 0), std::max<int64_t>(a, 0)});
+    std::string what = "axis " + std::to_string(i) + " of shape " + shape_str(s) + " padded by (" + std::to_string(b) + ", " + std::to_string(a) + ")";
+    padded_shape.push_back(frontend::checked_add("pad", frontend::checked_add("pad", end - begin, std::max<int64_t>(b, 0), what), std::max<int64_t>(a, 0), what));
   }
+  frontend::check_size("pad", padded_shape, dtype());
   UOp x = frontend::pad_uop(frontend::shrink_uop(uop(), bounds), amounts);
   Tensor padded(x);
   bool zero = std::visit([](auto v) { return v == decltype(v){0}; }, value.value());
@@ -193,8 +199,9 @@ Tensor Tensor::repeat(IntTuple repeats) const {
     if (repeats[i] != 1) unsqueezed.push_back(1), expanded.push_back(repeats[i]);
     unsqueezed.push_back(base[i]);
     expanded.push_back(base[i]);
-    final.push_back(repeats[i] * base[i]);
+    final.push_back(frontend::checked_mul("repeat", repeats[i], base[i], "axis " + std::to_string(i) + " of shape " + shape_str(s) + " repeated"));
   }
+  frontend::check_size("repeat", final, dtype());
   return reshape(unsqueezed).expand(expanded).reshape(final);
 }
 

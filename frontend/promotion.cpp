@@ -36,6 +36,16 @@ std::vector<UOp> prepare(const std::vector<Operand>& xs, DType dtype, const IntT
   return out;
 }
 
+DType exact_dtype(const std::vector<Operand>& xs, DType dtype) {
+  if (!dtype.is_int() || dtype.bitsize() >= 64) return dtype;
+  for (const Operand& x : xs) {
+    if (x.tensor || x.scalar.dtype() != dtypes::weakint) continue;
+    int64_t v = std::get<int64_t>(x.scalar.value());
+    if (v < int_min(dtype) || v > int_max(dtype)) return dtypes::int64;
+  }
+  return dtype;
+}
+
 DType float_dtype(DType d) { return d.is_float() ? d : dtypes::default_float; }
 
 }  // namespace doorbell::frontend

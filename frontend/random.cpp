@@ -49,11 +49,12 @@ double uniform(uint64_t bits, DType dt) {
 }
 
 void check(const char* op, const IntTuple& shape, DType dt, bool want_float) {
-  for (int64_t d : shape)
-    if (d < 0) fail(op, "shape " + frontend::shape_str(shape) + " has a negative dimension; expected sizes >= 0");
   if (want_float && !dt.is_float()) fail(op, "dtype " + dt.name() + "; expected a float dtype");
   if (!want_float && !dt.is_int()) fail(op, "dtype " + dt.name() + "; expected an integer dtype");
   if (dt.is_weak()) fail(op, "cannot store dtype " + dt.name());
+  frontend::check_size(op, shape, dt);
+  // The values are made on the host as 8-byte numbers first: that buffer must be addressable too.
+  frontend::check_size(op, shape, dtypes::float64);
 }
 
 }  // namespace
@@ -89,6 +90,10 @@ Tensor Tensor::randn(IntTuple shape, DType dtype) {
 Tensor Tensor::randint(IntTuple shape, int64_t low, int64_t high, DType dtype) {
   check("randint", shape, dtype, false);
   if (high <= low) fail("randint", "low " + std::to_string(low) + " is not below high " + std::to_string(high) + "; expected low < high");
+  if (low < int_min(dtype) || static_cast<__int128>(high) - 1 > int_max(dtype))
+    fail("randint", "range [" + std::to_string(low) + ", " + std::to_string(high) + ") does not fit " + dtype.name() + " [" +
+                        std::to_string(static_cast<int64_t>(int_min(dtype))) + ", " + std::to_string(static_cast<uint64_t>(int_max(dtype))) +
+                        "]; expected low >= the dtype's minimum and high - 1 <= its maximum");
   int64_t n = frontend::prod(shape);
   auto [key, first] = take(static_cast<uint64_t>(n));
   unsigned __int128 range = static_cast<unsigned __int128>(static_cast<__int128>(high) - low);

@@ -1,5 +1,6 @@
 #include "frontend/shape.h"
 
+#include <limits>
 #include <stdexcept>
 
 namespace doorbell::frontend {
@@ -10,6 +11,44 @@ int64_t prod(const IntTuple& shape) {
   int64_t p = 1;
   for (int64_t d : shape) p *= d;
   return p;
+}
+
+namespace {
+std::string u128_str(unsigned __int128 v) {
+  std::string s;
+  do s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(v % 10))); while (v /= 10);
+  return s;
+}
+}  // namespace
+
+int64_t check_size(std::string_view op, const IntTuple& shape, DType dtype) {
+  unsigned __int128 n = 1;
+  constexpr unsigned __int128 kLimit = std::numeric_limits<int64_t>::max();
+  for (int64_t d : shape) {
+    if (d < 0) fail(op, "shape " + shape_str(shape) + " has a negative dimension; expected sizes >= 0");
+    if (n != 0 && static_cast<unsigned __int128>(d) > kLimit / n + 1) n = kLimit + 1;  // saturate: stays over the limit
+    else n *= static_cast<unsigned __int128>(d);
+  }
+  for (int64_t d : shape)
+    if (d == 0) n = 0;
+  if (n > kLimit) fail(op, "shape " + shape_str(shape) + " of " + dtype.name() + " has over 2^63-1 elements");
+  int item = dtype.is_weak() || dtype.is_void() ? 1 : dtype.itemsize();
+  unsigned __int128 bytes = n * static_cast<unsigned>(item);
+  if (bytes > kLimit)
+    fail(op, "shape " + shape_str(shape) + " of " + dtype.name() + " is " + u128_str(bytes) + " bytes, over the 2^63-1 limit");
+  return static_cast<int64_t>(n);
+}
+
+int64_t checked_add(std::string_view op, int64_t a, int64_t b, const std::string& what) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) fail(op, what + ": " + std::to_string(a) + " + " + std::to_string(b) + " is over 2^63-1");
+  return r;
+}
+
+int64_t checked_mul(std::string_view op, int64_t a, int64_t b, const std::string& what) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) fail(op, what + ": " + std::to_string(a) + " * " + std::to_string(b) + " is over 2^63-1");
+  return r;
 }
 
 void fail(std::string_view op, const std::string& what) { throw std::invalid_argument(std::string(op) + ": " + what); }

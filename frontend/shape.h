@@ -6,12 +6,19 @@
 #include <vector>
 
 #include "ir/arg.h"
+#include "ir/dtype.h"
 
 namespace doorbell::frontend {
 
 // "(2, 3)", "(4,)", "()": Python's tuple spelling, as tinygrad's messages print shapes.
 std::string shape_str(const IntTuple& shape);
-int64_t prod(const IntTuple& shape);
+int64_t prod(const IntTuple& shape);  // of a shape already checked (check_size), so it cannot overflow
+// Checks that `shape` has sizes >= 0 and that its element count and its bytes as `dtype` fit int64 (2^63-1);
+// throws "op: shape (...) of float32 is N bytes, over the 2^63-1 limit". Returns the element count.
+int64_t check_size(std::string_view op, const IntTuple& shape, DType dtype);
+// a + b and a * b of sizes; throws naming the op and `what` when the result does not fit int64.
+int64_t checked_add(std::string_view op, int64_t a, int64_t b, const std::string& what);
+int64_t checked_mul(std::string_view op, int64_t a, int64_t b, const std::string& what);
 [[noreturn]] void fail(std::string_view op, const std::string& what);
 
 // The numpy broadcast of two shapes (right-aligned; 1 stretches). Throws "op: shapes A and B cannot broadcast".

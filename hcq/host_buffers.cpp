@@ -72,7 +72,11 @@ void check_buffer(const UOp& b) {
 
 std::span<std::byte> buffer_bytes(const UOp& b) {
   check_buffer(b);
-  size_t nbytes = static_cast<size_t>(count_of(b)) * b.dtype().itemsize();
+  int64_t nbytes_signed;  // a BUFFER built outside the frontend's size checks must not wrap its byte count
+  if (count_of(b) < 0 || __builtin_mul_overflow(count_of(b), int64_t{b.dtype().itemsize()}, &nbytes_signed))
+    throw std::invalid_argument("buffer_bytes: " + std::to_string(count_of(b)) + " elements of " + b.dtype().name() +
+                                " are over 2^63-1 bytes");
+  size_t nbytes = static_cast<size_t>(nbytes_signed);
   if (b.src(0).op() == Ops::BUFFER) {  // a view into an arena
     std::span<std::byte> arena = buffer_bytes(b.src(0));
     int64_t offset = std::get<int64_t>(b.src(1).arg());
