@@ -130,7 +130,7 @@ TEST(BadInput, EveryOpOnAnEmptyHandleThrowsInsteadOfCrashing) {
   for (const auto& [name, f] : unary_ops()) calls.push_back({name + "(empty handle)", [f] { f(Tensor()); }, {"empty"}});
   for (const auto& [name, f] : binary_ops()) {
     calls.push_back({name + "(empty, x)", [f] { f(Tensor(), Tensor({1.0f})); }, {"empty"}});
-    calls.push_back({name + "(x, empty)", [f] { f(Tensor({1.0f}), Tensor()); }, {"empty"}});
+    calls.push_back({name + "(x, empty)", [f] { f(Tensor({1}), Tensor()); }, {"empty"}});
   }
   for (const auto& [name, f] : reduce_ops()) calls.push_back({name + "(empty handle)", [f] { f(Tensor(), 0); }, {"empty"}});
   calls.push_back({"reshape(empty)", [] { Tensor().reshape({1}); }, {"empty"}});
@@ -178,7 +178,6 @@ TEST(BadInput, MovementOpsWithImpossibleShapesNameTheOpAndTheShapes) {
       {"pad(crop past the size)", [] { Tensor::ones({2, 3}).pad({{-3, 0}, {0, 0}}); }, {"pad"}},
       {"shrink(end past size)", [] { Tensor::ones({2, 3}).shrink({{0, 2}, {0, 4}}); }, {"shrink"}},
       {"shrink(begin after end)", [] { Tensor::ones({2, 3}).shrink({{1, 0}, {0, 3}}); }, {"shrink"}},
-      {"squeeze(axis of size 3)", [] { Tensor::ones({2, 3}).squeeze(1); }, {"squeeze"}},
       {"repeat(wrong length)", [] { Tensor::ones({2, 3}).repeat({2}); }, {"repeat"}},
       {"repeat(negative)", [] { Tensor::ones({2, 3}).repeat({-1, 1}); }, {"repeat"}},
       {"cat(no tensors)", [] { Tensor::cat({}); }, {"cat"}},
@@ -188,9 +187,9 @@ TEST(BadInput, MovementOpsWithImpossibleShapesNameTheOpAndTheShapes) {
       {"narrow(past the end)", [] { Tensor::ones({2, 3}).narrow(1, 2, 2); }, {"narrow"}},
       {"narrow(negative length)", [] { Tensor::ones({2, 3}).narrow(1, 0, -1); }, {"narrow"}},
       {"getitem(index 2 of size 2)", [] { Tensor::ones({2, 3})[2]; }, {"2"}},
-      {"getitem(too many indices)", [] { Tensor::ones({2, 3}).getitem({0, 0, 0}); }, {"index"}},
+      {"getitem(too many indices)", [] { Tensor::ones({2, 3}).getitem({0, 0, 0}); }, {"getitem", "3 indices", "(2, 3)"}},
       {"getitem(step 0)", [] { Tensor::ones({2, 3}).getitem({slice(0, 2, 0)}); }, {"step"}},
-      {"getitem(two ellipses)", [] { Tensor::ones({2, 3}).getitem({Ellipsis{}, Ellipsis{}}); }, {"..."}},
+      {"getitem(two ellipses)", [] { Tensor::ones({2, 3}).getitem({Ellipsis{}, Ellipsis{}}); }, {"getitem", "ellipsis"}},
       {"pool(kernel larger than input)", [] { Tensor::ones({2, 3}).pool({4}); }, {"pool"}},
       {"pool(zero stride)", [] { Tensor::ones({2, 3}).pool({2}, {0}); }, {"pool"}},
   });
