@@ -220,7 +220,10 @@ std::string alu(const UOp& u, Ops op, DType out, const std::string& t, std::vect
     case Ops::AND: return wrap(bin("&"));
     case Ops::OR: return wrap(bin("|"));
     case Ops::XOR: return wrap(bin("^"));
-    case Ops::SHL: return wrap("((" + unsigned_type(out) + ")" + a[0] + " << " + a[1] + ")");
+    case Ops::SHL: {  // unsigned and at least 32 bits: a sub-word type would promote to int and overflow it
+      std::string ut = out.bitsize() < 32 && out.scalar_type != ScalarType::WeakInt ? "uint32_t" : unsigned_type(out);
+      return wrap("((" + ut + ")" + a[0] + " << " + a[1] + ")");  // lower_late has made the amount < the width
+    }
     case Ops::SHR: return wrap(bin(">>"));
     case Ops::CDIV: case Ops::CMOD:  // lower_late has made the divisor nonzero (and not -1 for signed types)
       if (f || b) fail("integer division needs an integer dtype", u);

@@ -49,12 +49,12 @@ bool safe_divisor(const UOp& b) {
   return b.op() == Ops::WHERE && guarded_divisor(b.src(2)) == b;
 }
 
-// a cdiv b or a cmod b as the target divides: where the target does not define them, b == 0 gives 0 and b == -1
-// gives -a (wrapping) through a guarded divisor (a cmod 1 is already 0 for both).
+// a cdiv b or a cmod b as the target divides: where the target does not define them, through a guarded divisor,
+// a cdiv 0 = 0, a cmod 0 = a, a cdiv -1 = -a (wrapping) and a cmod -1 = 0 (a cmod 1 already is).
 UOp truncating(Ops op, const UOp& a, const UOp& b, const LateLoweringOptions& o) {
   if (o.division_edge_cases || safe_divisor(b)) return UOp::make(op, a.dtype(), {a, b});
   UOp r = UOp::make(op, a.dtype(), {a, guarded_divisor(b)});
-  if (op == Ops::CMOD) return r;
+  if (op == Ops::CMOD) return may_be(b, 0) ? b.eq(b.const_like(int64_t{0})).where(a, r) : r;  // a cmod 0 = a
   if (is_signed(b.dtype()) && may_be(b, -1)) r = b.eq(b.const_like(int64_t{-1})).where(a.neg(), r);
   if (may_be(b, 0)) r = b.eq(b.const_like(int64_t{0})).where(a.const_like(int64_t{0}), r);
   return r;
@@ -85,7 +85,8 @@ UOp floor_of_non_negatives(const Match& m) {
 }
 
 // Truncation, then the quotient one lower and the remainder plus the divisor where the remainder is nonzero and its
-// sign differs from the divisor's. With b == 0 (or -1) the remainder is 0: no correction, as the renderers computed.
+// sign differs from the divisor's. b == -1 leaves remainder 0: no correction. b == 0 leaves remainder a, so
+// a floormod 0 = a + 0 = a; the quotient is selected to 0 there.
 UOp floor_with_sign_correction(const Match& m) {
   const UOp &a = m["a"], &b = m["b"];
   const LateLoweringOptions& o = options_of(m);
@@ -94,7 +95,55 @@ UOp floor_with_sign_correction(const Match& m) {
   UOp fix = b.vmin() > 0 ? r.lt(zero) : b.vmax() < 0 ? zero.lt(r) : r.ne(zero) & r.lt(zero).ne(b.lt(zero));
   if (m.root().op() == Ops::FLOORMOD) return fix.where(r + b, r);
   UOp q = truncating(Ops::CDIV, a, b, o);
-  return fix.where(q - q.const_like(int64_t{1}), q);
+  UOp floor_q = fix.where(q - q.const_like(int64_t{1}), q);
+  return may_be(b, 0) ? b.eq(b.const_like(int64_t{0})).where(zero, floor_q) : floor_q;
+}
+
+// ---- shifts -------------------------------------------------------------------------------------------------
+
+int int_width(DType d) { return d.scalar_type == ScalarType::WeakInt ? 64 : d.bitsize(); }
+
+// SHL / SHR by an amount that may be outside [0, width): the op by an amount made valid, and the defined result
+// selected where it was not (ir/exec_alu.h: SHL gives 0, SHR 0 or the sign; negative amounts count as too large).
+UOp guard_shift(const Match& m) {
+  const UOp &u = m.root(), &a = m["a"], &s = m["s"];
+  if (options_of(m).shift_edge_cases || !scalar_int(u) || !s.dtype().is_int()) return UOp();
+  const int bits = int_width(u.dtype());
+  if (s.vmin() >= 0 && s.vmax() < bits) return UOp();  // the common case: a constant or a bounded amount
+  const bool sign_fill = u.op() == Ops::SHR && is_signed(u.dtype());
+  UOp zero = a.const_like(int64_t{0});
+  if (s.vmax() < 0 || s.vmin() >= bits) return sign_fill ? a >> a.const_like(int64_t{bits - 1}) : zero;
+  // 0 <= s < bits as one unsigned comparison where s may be negative
+  UOp us = s;
+  if (s.vmin() < 0) us = s.cast(DType(int_width(s.dtype()) == 8 ? ScalarType::UInt8 : int_width(s.dtype()) == 16 ? ScalarType::UInt16
+                                          : int_width(s.dtype()) == 32 ? ScalarType::UInt32 : ScalarType::UInt64));
+  UOp ok = us.lt(us.const_like(int64_t{bits}));
+  // a signed right shift by bits - 1 is the sign fill itself; otherwise shift by 0 and select 0
+  UOp amount = ok.where(s, s.const_like(int64_t{sign_fill ? bits - 1 : 0}));
+  UOp r = UOp::make(u.op(), u.dtype(), {a, amount});
+  return sign_fill ? r : ok.where(r, zero);
+}
+
+// ---- float to integer -----------------------------------------------------------------------------------
+
+// CAST(x, to) of a float32 / float64 x as ir/exec_alu.h defines it: truncated, saturated to to's range, NaN to 0.
+// The CAST itself only sees values in [min, max + 1), where every target's conversion is defined; min and max + 1
+// are powers of two (or 0), exact in both float types.
+UOp saturating_float_to_int(const UOp& x, DType to) {
+  UOp lo = x.const_like(static_cast<double>(int_min(to))), hi = x.const_like(static_cast<double>(int_max(to) + 1));
+  UOp below_hi = x.lt(hi);                              // false for NaN and for x >= max + 1
+  UOp s = below_hi.where(x, x.const_like(0.0));         // NaN and too large: 0 for now
+  s = s.lt(lo).where(lo, s);                            // too small: min
+  UOp max = UOp::const_(to, wrap_int(to, int_max(to)));  // uint64's max in its stored form
+  return (below_hi | x.ne(x)).where(s.cast(to), max);  // too large: max; NaN: the cast of 0
+}
+
+UOp lower_float_to_int(const Match& m) {
+  const UOp &u = m.root(), &x = m["x"];
+  const LateLoweringOptions& o = options_of(m);
+  if (o.float_to_int_saturates || u.dtype().lanes != 1 || !u.dtype().is_int() || !x.dtype().is_float()) return UOp();
+  if (is_half(x.dtype()) && !o.half_arithmetic) return UOp();  // half_cast_through_float32 lowers it
+  return saturating_float_to_int(x, u.dtype());
 }
 
 // ---- float16 and bfloat16 ----------------------------------------------------------------------------------
@@ -141,8 +190,10 @@ UOp half_comparison_in_float32(const Match& m) {
 UOp half_cast_through_float32(const Match& m) {
   const UOp &u = m.root(), &x = m["x"];
   DType from = x.dtype(), to = u.dtype();
-  if (options_of(m).half_arithmetic || from == to || from == dtypes::float32 || to == dtypes::float32) return UOp();
+  const LateLoweringOptions& o = options_of(m);
+  if (o.half_arithmetic || from == to || from == dtypes::float32 || to == dtypes::float32) return UOp();
   if (!is_half(from) && !is_half(to)) return UOp();
+  if (to.is_int() && !o.float_to_int_saturates) return saturating_float_to_int(x.cast(dtypes::float32), to);
   return x.cast(dtypes::float32).cast(to);
 }
 
@@ -202,11 +253,13 @@ const PatternMatcher& late_lowering_rules() {
       {UPat(OpSet{Ops::FLOORDIV, Ops::FLOORMOD}, {UPat::var("a"), UPat::var("b")}), floor_of_non_negatives, "floordiv/floormod of non-negatives: cdiv/cmod"},
       {UPat(OpSet{Ops::FLOORDIV, Ops::FLOORMOD}, {UPat::var("a"), UPat::var("b")}), floor_with_sign_correction, "floordiv/floormod: cdiv/cmod and sign correction"},
       {UPat(OpSet{Ops::CDIV, Ops::CMOD}, {UPat::var("a"), UPat::var("b")}), guard_division, "cdiv/cmod by 0 or -1: guarded divisor"},
+      {UPat(OpSet{Ops::SHL, Ops::SHR}, {UPat::var("a"), UPat::var("s")}), guard_shift, "shl/shr by an amount outside [0, width)"},
       // float16 and bfloat16
       {UPat::ops(kRounding).dtype(half), half_op_in_float32, "16-bit float op in float32"},
       {UPat(group::Comparison, {UPat::var("x").dtype(half), UPat::var("y")}), half_comparison_in_float32, "16-bit float comparison in float32"},
       {UPat(Ops::CAST, {UPat::var("x")}).dtype(half), half_cast_through_float32, "cast to a 16-bit float through float32"},
       {UPat(Ops::CAST, {UPat::var("x").dtype(half)}), half_cast_through_float32, "cast from a 16-bit float through float32"},
+      {UPat(Ops::CAST, {UPat::var("x")}), lower_float_to_int, "float to int cast: saturated, NaN to 0"},
       // bool in memory
       {UPat(Ops::LOAD).dtype(dtypes::bool_), bool_load_as_byte, "bool load as a byte"},
       {UPat(Ops::STORE, {UPat(Ops::INDEX), UPat::var("v", dtypes::bool_)}).allow_any_len(), bool_store_as_byte, "bool store as a byte"},
@@ -220,7 +273,8 @@ const PatternMatcher& late_lowering_rules() {
 bool may_lower(const UOp& u) {
   switch (u.op()) {
     case Ops::FLOORDIV: case Ops::FLOORMOD: case Ops::CDIV: case Ops::CMOD:
-    case Ops::EXP2: case Ops::LOG2: case Ops::SIN: case Ops::POW: return true;
+    case Ops::EXP2: case Ops::LOG2: case Ops::SIN: case Ops::POW: case Ops::SHL: case Ops::SHR: return true;
+    case Ops::CAST: return u.dtype().is_int() && u.src(0).dtype().is_float() ? true : is_half(u.dtype()) || is_half(u.src(0).dtype());
     case Ops::LOAD: return u.dtype().is_bool();
     case Ops::STORE: return u.src().size() > 1 && u.src(1).dtype().is_bool();
     default: return is_half(u.dtype()) || (!u.src().empty() && is_half(u.src(0).dtype()));
@@ -243,7 +297,13 @@ LateLoweringOptions c_lowering_options() {
   return {.transcendentals = {.float64 = true}, .pow = {.float32 = true, .float64 = true}};
 }
 
-LateLoweringOptions ptx_lowering_options() { return {}; }
+// PTX ISA "shl", "shr": amounts (read as .u32) larger than the width act as the width; "cvt": float-to-integer
+// conversions clamp to the destination range and take NaN to 0: both already are the IR's definitions.
+LateLoweringOptions ptx_lowering_options() {
+  LateLoweringOptions o;
+  o.shift_edge_cases = o.float_to_int_saturates = true;
+  return o;
+}
 
 LateLoweringOptions amdgpu_lowering_options() { return {}; }
 

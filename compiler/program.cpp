@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -39,13 +42,46 @@ struct CacheKeyHash {
 struct CacheEntry {
   std::unique_ptr<const std::string> target;  // what the entry's key points to
   CompiledProgram program;
+  std::list<CacheKey>::iterator lru;
 };
 
+// LRU: a hit moves its key to the front, a compile past the limit drops the back. Dropping an entry only drops a
+// handle: whoever holds the PROGRAM (a schedule, a device's loaded program) keeps it.
 struct ProgramCache {
   std::mutex mu;
   std::unordered_map<CacheKey, CacheEntry, CacheKeyHash> entries;
+  std::list<CacheKey> lru;  // most recently used first
+  size_t limit = 0;         // 0 until read from the environment
   ProgramCacheStats stats;
 };
+
+constexpr size_t kDefaultProgramCacheLimit = 4096;
+
+size_t limit_from_environment() {
+  const char* v = std::getenv("DOORBELL_PROGRAM_CACHE");
+  if (v == nullptr || *v == '\0') return kDefaultProgramCacheLimit;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (*v == '-' || end == v || *end != '\0' || errno == ERANGE || n == 0)
+    throw std::invalid_argument(std::string("DOORBELL_PROGRAM_CACHE: '") + v + "' is not a whole number of programs >= 1; expected e.g. 4096");
+  return static_cast<size_t>(n);
+}
+
+// With c.mu held.
+size_t limit_locked(ProgramCache& c) {
+  if (c.limit == 0) c.limit = limit_from_environment();
+  return c.limit;
+}
+
+void trim_locked(ProgramCache& c) {
+  const size_t limit = limit_locked(c);
+  while (c.entries.size() > limit) {
+    c.entries.erase(c.lru.back());
+    c.lru.pop_back();
+    c.stats.evictions++;
+  }
+}
 
 ProgramCache& cache() {
   static ProgramCache* c = new ProgramCache();  // never destroyed: programs are used until the process exits
@@ -141,6 +177,7 @@ CompiledProgram compile_program(const UOp& kernel, const Target& target) {
     auto it = c.entries.find(key);
     if (it != c.entries.end()) {
       c.stats.hits++;
+      c.lru.splice(c.lru.begin(), c.lru, it->second.lru);
       CompiledProgram p = it->second.program;
       p.cache_hit = true;
       return p;
@@ -148,11 +185,16 @@ CompiledProgram compile_program(const UOp& kernel, const Target& target) {
   }
   // Compiled outside the lock so that other kernels compile in parallel; a racing duplicate is dropped.
   CompiledProgram p = build(sink, target, noopt);
-  CacheEntry entry{std::make_unique<const std::string>(target_key), p};
+  CacheEntry entry{std::make_unique<const std::string>(target_key), p, {}};
   key.target = entry.target.get();
   std::lock_guard lock(c.mu);
   c.stats.misses++;
-  c.entries.emplace(key, std::move(entry));
+  auto [it, inserted] = c.entries.emplace(key, std::move(entry));
+  if (inserted) {
+    c.lru.push_front(key);
+    it->second.lru = c.lru.begin();
+    trim_locked(c);
+  }
   return p;
 }
 
@@ -186,6 +228,22 @@ ProgramCacheStats program_cache_stats() {
   ProgramCacheStats s = c.stats;
   s.entries = c.entries.size();
   return s;
+}
+
+size_t program_cache_limit() {
+  ProgramCache& c = cache();
+  std::lock_guard lock(c.mu);
+  return limit_locked(c);
+}
+
+size_t set_program_cache_limit(size_t limit) {
+  if (limit == 0) throw std::invalid_argument("set_program_cache_limit: 0 programs; expected at least 1");
+  ProgramCache& c = cache();
+  std::lock_guard lock(c.mu);
+  const size_t previous = limit_locked(c);
+  c.limit = limit;
+  trim_locked(c);
+  return previous;
 }
 
 }  // namespace doorbell

@@ -5,7 +5,8 @@
 //
 // compile_program drives every target (compiler/target.h) the same way: the target's pipeline (compiler/pipeline.h),
 // linearize, a readable name (compiler/kernel_name.h), render, compile, ProgramInfo. It compiles a kernel once per
-// process per (kernel content key, target cache key, NOOPT): the program cache, shared by every thread. Targets
+// process per (kernel content key, target cache key, NOOPT): the program cache, shared by every thread and bounded
+// (program_cache_limit, least recently used first out). Targets
 // with a compiler process keep its binaries on disk across processes too (compiler/object_cache.h).
 #pragma once
 #include <cstdint>
@@ -53,8 +54,16 @@ void set_kernel_observer(KernelObserver observer);
 
 struct ProgramCacheStats {
   uint64_t hits = 0, misses = 0;  // misses: kernels compiled
+  uint64_t evictions = 0;         // least recently used programs dropped past the limit
   size_t entries = 0;
 };
 ProgramCacheStats program_cache_stats();
+
+// The most programs the cache keeps, and the most each device keeps loaded (Device::program): least recently used
+// ones go first. DOORBELL_PROGRAM_CACHE, read on first use, else 4096; a value that is not a whole number >= 1
+// throws std::invalid_argument naming the variable.
+size_t program_cache_limit();
+// Sets the limit (tests, tools), trims the cache to it and returns the previous one; 0 throws.
+size_t set_program_cache_limit(size_t limit);
 
 }  // namespace doorbell

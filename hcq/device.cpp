@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "compiler/program.h"
+
 namespace doorbell {
 
 Device::Device(std::string name, bool host_signals) : name_(std::move(name)) {
@@ -29,15 +31,75 @@ std::shared_ptr<const LoadedProgram> Device::load(const UOp& program) {
 }
 
 const LoadedProgram& Device::program(const UOp& program) {
+  std::vector<Retired> dead;  // destroyed after the lock is released
   {
     std::lock_guard lock(programs_mutex_);
     auto it = programs_.find(program.get());
-    if (it != programs_.end()) return *it->second.loaded;
+    if (it != programs_.end()) {
+      programs_lru_.splice(programs_lru_.begin(), programs_lru_, it->second.lru);
+      if (!retired_.empty()) dead = collect_programs_locked();
+      return *it->second.loaded;
+    }
+    // Evicted but not freed yet: back into the cache, no reload.
+    for (size_t i = 0; i < retired_.size(); i++) {
+      if (retired_[i].program.get() != program.get()) continue;
+      programs_lru_.push_front(program.get());
+      Loaded& l = programs_.emplace(program.get(), Loaded{program, std::move(retired_[i].loaded), programs_lru_.begin()}).first->second;
+      retired_.erase(retired_.begin() + static_cast<std::ptrdiff_t>(i));
+      dead = collect_programs_locked();
+      return *l.loaded;
+    }
   }
   // Loaded outside the lock (a GPU upload can take a while); a racing duplicate is dropped.
   std::shared_ptr<const LoadedProgram> loaded = load(program);
   std::lock_guard lock(programs_mutex_);
-  return *programs_.emplace(program.get(), Loaded{program, std::move(loaded)}).first->second.loaded;
+  auto [it, inserted] = programs_.emplace(program.get(), Loaded{program, std::move(loaded), {}});
+  if (inserted) {
+    programs_lru_.push_front(program.get());
+    it->second.lru = programs_lru_.begin();
+  } else {
+    programs_lru_.splice(programs_lru_.begin(), programs_lru_, it->second.lru);
+  }
+  const LoadedProgram& result = *it->second.loaded;
+  dead = collect_programs_locked();  // never the one just used: it is at the front
+  return result;
+}
+
+std::vector<Device::Retired> Device::collect_programs_locked() {
+  const size_t limit = program_cache_limit();
+  while (programs_.size() > limit) {
+    auto victim = programs_.find(programs_lru_.back());
+    retired_.push_back(Retired{std::move(victim->second.program), std::move(victim->second.loaded), std::nullopt});
+    programs_.erase(victim);
+    programs_lru_.pop_back();
+  }
+  // A queue carries only the LoadedProgram's address, and whoever records one holds the PROGRAM until it submitted
+  // (run_linear holds the schedule). So once the device holds the last handle, every submission that can use the
+  // program is on the timeline below timeline_value(): freed when the timeline reaches it.
+  std::vector<Retired> dead;
+  const uint64_t reached = timeline_signal_ != nullptr ? timeline_signal_->value() : 0;
+  for (size_t i = 0; i < retired_.size();) {
+    Retired& r = retired_[i];
+    if (r.program.get()->refs.load(std::memory_order_acquire) != 1) r.done_at.reset();  // held again
+    else if (!r.done_at) r.done_at = timeline_value() - 1;
+    if (r.done_at && reached >= *r.done_at) {
+      dead.push_back(std::move(r));
+      retired_.erase(retired_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      i++;
+    }
+  }
+  return dead;
+}
+
+size_t Device::loaded_programs() {
+  std::lock_guard lock(programs_mutex_);
+  return programs_.size();
+}
+
+size_t Device::retired_programs() {
+  std::lock_guard lock(programs_mutex_);
+  return retired_.size();
 }
 
 void Device::synchronize(std::chrono::milliseconds timeout) { timeline_signal_->wait(timeline_value() - 1, timeout); }

@@ -8,10 +8,13 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "compiler/target.h"
 #include "hcq/loaded_program.h"
@@ -36,10 +39,15 @@ class Device {
 
   // What kernels are compiled for to run here. Throws std::logic_error for a device that has none.
   const Target& target() const;
-  // The PROGRAM's binary made launchable here (e.g. code copied into GPU memory), loaded once per program for the
-  // device's lifetime; the reference stays valid as long as the device. Throws naming the program and the reason
-  // when it cannot be loaded (compiled for another target, resources the device does not set up).
+  // The PROGRAM's binary made launchable here (e.g. code copied into GPU memory), loaded once and kept while it is
+  // among the device's program_cache_limit() (compiler/program.h) most recently used. The reference stays valid
+  // while the caller holds the PROGRAM UOp and until the work it submitted with it is done: an evicted program is
+  // freed only once nothing holds its PROGRAM but the device and the timeline has passed every submission made
+  // before then (queues carry a bare pointer). Throws naming the program and the reason when it cannot be loaded
+  // (compiled for another target, resources the device does not set up).
   const LoadedProgram& program(const UOp& program);
+  size_t loaded_programs();   // kept in the cache
+  size_t retired_programs();  // evicted, waiting until nothing can still use them
   // Whether the device works on host memory (CPU, REF): its kernels take host pointers, so they can run on the
   // buffers of any other host device.
   virtual bool host_memory() const { return false; }
@@ -98,8 +106,19 @@ class Device {
   struct Loaded {
     UOp program;  // keeps the key's node alive
     std::shared_ptr<const LoadedProgram> loaded;
+    std::list<const UOpNode*>::iterator lru;
   };
   std::unordered_map<const UOpNode*, Loaded> programs_;
+  std::list<const UOpNode*> programs_lru_;  // most recently used first
+  struct Retired {
+    UOp program;
+    std::shared_ptr<const LoadedProgram> loaded;
+    std::optional<uint64_t> done_at;  // the timeline value past every submission, once only the device held it
+  };
+  std::vector<Retired> retired_;
+  // With programs_mutex_ held: moves programs past the limit to retired_, and hands back the retired ones nothing
+  // can use any more (destroyed by the caller after unlocking).
+  std::vector<Retired> collect_programs_locked();
 };
 
 }  // namespace doorbell

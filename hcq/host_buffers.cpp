@@ -33,7 +33,9 @@ Block allocate(const UOp& b, size_t nbytes) {
     Device::Storage s = d.allocate_storage(std::max<size_t>(nbytes, 1));
     if (s.host != nullptr) return Block{s.host, nbytes, &d, s};
   }
-  void* fresh = cpu_device_allocator().alloc(nbytes);
+  // Named in the error when memory runs out: the buffer's identity, element count and dtype.
+  void* fresh = cpu_device_allocator().alloc(
+      nbytes, "buffer " + std::to_string(b.src(0).arg_as<int64_t>()) + " (" + std::to_string(b.arg_as<int64_t>()) + " x " + b.dtype().name() + ")");
   std::memset(fresh, 0, nbytes);
   return Block{fresh, nbytes, nullptr, {}};
 }

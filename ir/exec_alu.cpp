@@ -142,7 +142,7 @@ std::optional<ConstValue> exec_int(Ops op, DType out, std::span<const ConstValue
     case Ops::MULACC: return w(static_cast<__int128>(static_cast<unsigned __int128>(mul(x(0), x(1))) + static_cast<unsigned __int128>(x(2))));
     case Ops::CDIV: case Ops::CMOD: case Ops::FLOORDIV: case Ops::FLOORMOD: {
       __int128 a = x(0), b = x(1);
-      if (b == 0) return std::nullopt;
+      if (b == 0) return op == Ops::CDIV || op == Ops::FLOORDIV ? w(0) : w(a);  // x / 0 = 0, x % 0 = x
       if (op == Ops::CDIV) return w(a / b);
       if (op == Ops::CMOD) return w(a % b);
       __int128 q = floor_div(a, b);
@@ -150,7 +150,8 @@ std::optional<ConstValue> exec_int(Ops op, DType out, std::span<const ConstValue
     }
     case Ops::SHL: case Ops::SHR: {
       __int128 s = x(1);
-      if (s < 0 || s >= bits) return std::nullopt;
+      // out of [0, width): everything shifted out; a right shift of a negative value fills with its sign
+      if (s < 0 || s >= bits) return w(op == Ops::SHR && x(0) < 0 ? -1 : 0);
       if (op == Ops::SHL) return w(static_cast<__int128>(static_cast<unsigned __int128>(x(0)) << static_cast<int>(s)));
       return w(x(0) >> static_cast<int>(s));  // arithmetic for signed values, logical for unsigned (they are >= 0)
     }
@@ -196,6 +197,16 @@ std::optional<ConstValue> exec_bitcast(DType out, DType in, ConstValue v) {
 
 }  // namespace
 
+int64_t float_to_int(DType dt, double v) {
+  if (!dt.is_int()) throw std::invalid_argument("float_to_int: " + dt.name() + " is not an integer dtype");
+  if (std::isnan(v)) return 0;
+  double t = std::trunc(v);
+  // int_min and int_max + 1 are powers of two (or 0): exact as doubles, so the comparisons are exact
+  if (t < static_cast<double>(int_min(dt))) return wrap_int(dt, int_min(dt));
+  if (t >= static_cast<double>(int_max(dt) + 1)) return wrap_int(dt, int_max(dt));
+  return wrap_int(dt, static_cast<__int128>(t));
+}
+
 std::optional<ConstValue> convert_value(DType dt, ConstValue v) {
   if (dt.is_bool()) {
     if (auto* d = std::get_if<double>(&v)) return ConstValue(*d != 0);
@@ -229,6 +240,7 @@ std::optional<ConstValue> exec_alu(Ops op, DType out, std::span<const ConstValue
       if (out.is_bool()) return ConstValue(true);
       return ConstValue(wrap_int(out, val));
     }
+    if (auto* d = std::get_if<double>(&vals[0]); d && out.is_int()) return ConstValue(float_to_int(out, *d));
     return convert_value(out, vals[0]);
   }
   if (op == Ops::BITCAST) return exec_bitcast(out, in[0], vals[0]);

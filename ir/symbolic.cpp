@@ -199,7 +199,7 @@ UOp fold_div_mod(const Match& m) {
     UOp neg = UOp::make(Ops::NEG, dt, {num});  // x // c == (-x) // (-c)
     return exact(neg) ? UOp::make(Ops::FLOORDIV, dt, {neg, iconst(dt, -c)}) : UOp();
   }
-  if (c == 0) return UOp();
+  if (c == 0) return div ? iconst(dt, 0) : num;  // x // 0 = 0, x % 0 = x (ir/exec_alu.h)
   if (!div && num.vmin() >= 0 && num.vmax() < c) return num;
   Linear l;
   if (!linearize(num, true, l)) return UOp();
@@ -317,7 +317,9 @@ std::vector<Rule> simple_rules() {
       {UPat(Ops::CDIV, {x(), UPat::const_(1)}), [](const Match& m) { return m["x"]; }, "x cdiv 1"},
       {UPat(Ops::CMOD, {x(), UPat::const_(1)}), [](const Match& m) { return m["x"].const_like(int64_t{0}); }, "x cmod 1"},
       {UPat(Ops::SUB, {int_var("x"), UPat::var("x")}), [](const Match& m) { return m["x"].const_like(int64_t{0}); }, "x-x"},
-      {UPat(Ops::FLOORDIV, {int_var("x"), UPat::var("x")}), [](const Match& m) { return m["x"].const_like(int64_t{1}); }, "x//x"},
+      // x // x is 1 only where x cannot be 0 (0 // 0 = 0); x % x is 0 for every x (0 % 0 = 0)
+      {UPat(Ops::FLOORDIV, {int_var("x"), UPat::var("x")}),
+       [](const Match& m) { return m["x"].vmin() > 0 || m["x"].vmax() < 0 ? m["x"].const_like(int64_t{1}) : UOp(); }, "x//x"},
       {UPat(Ops::FLOORMOD, {int_var("x"), UPat::var("x")}), [](const Match& m) { return m["x"].const_like(int64_t{0}); }, "x%x"},
       {x() | UPat::const_(0), [](const Match& m) { return m["x"]; }, "x|0"},
       {x() ^ UPat::const_(0), [](const Match& m) { return m["x"]; }, "x^0"},

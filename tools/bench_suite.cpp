@@ -1,6 +1,11 @@
 #include "tools/bench_suite.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -545,6 +550,23 @@ void print_suite_table(const SuiteResult& result, std::FILE* out) {
                    r.info.sizes.c_str(), r.floor_note.c_str());
   }
   std::fprintf(out, "bench: %zu cases in %.1f s\n", result.cases.size(), result.wall_s);
+}
+
+void check_json_path(const std::string& path) {
+  auto refuse = [&](const std::string& why) {
+    return std::runtime_error("cannot write the JSON results to '" + path + "': " + why);
+  };
+  if (path.empty()) throw refuse("the path is empty; expected a file name");
+  std::filesystem::path p(path);
+  std::filesystem::path folder = p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) throw refuse("it is a folder; expected a file name");
+  if (!std::filesystem::is_directory(folder, ec)) throw refuse("the folder '" + folder.string() + "' does not exist");
+  if (std::filesystem::exists(p, ec)) {
+    if (access(path.c_str(), W_OK) != 0) throw refuse(std::string("the file is not writable (") + std::strerror(errno) + ")");
+  } else if (access(folder.c_str(), W_OK | X_OK) != 0) {
+    throw refuse("the folder '" + folder.string() + "' is not writable (" + std::strerror(errno) + ")");
+  }
 }
 
 void write_suite_json(const SuiteResult& result, const std::string& path) {

@@ -119,6 +119,10 @@ SuiteResult run_suite(const SuiteOptions& options);
 void print_suite_table(const SuiteResult& result, std::FILE* out);
 // Every figure as JSON (cases with all samples, latency rows, machine); throws when the file cannot be written.
 void write_suite_json(const SuiteResult& result, const std::string& path);
+// Checked before the suite runs, so a bad --json path costs no bench: the folder exists and this user can write a
+// file there, and the path is not a folder or a file this user cannot write. Throws std::runtime_error naming the
+// path and the reason.
+void check_json_path(const std::string& path);
 
 std::string cpu_model_name();  // /proc/cpuinfo's "model name", or "unknown"
 

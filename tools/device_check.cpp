@@ -10,6 +10,7 @@
 
 #include "compiler/program.h"
 #include "frontend/tensor.h"
+#include "hcq/backend.h"
 #include "hcq/devices.h"
 #include "hcq/host_buffers.h"
 #include "hcq/nv/nv_device.h"
@@ -49,6 +50,7 @@ struct Kernel {
   const LoadedProgram* program;
   std::array<uint32_t, 3> grid{}, block{};
   UOp call;
+  UOp compiled;  // the PROGRAM: held so the device keeps `program` loaded (hcq/device.h program())
 };
 
 Kernel load_kernel(NvDevice& d, const Tensor& t) {
@@ -59,7 +61,7 @@ Kernel load_kernel(NvDevice& d, const Tensor& t) {
   auto dims = [](const std::array<int64_t, 3>& a) {
     return std::array<uint32_t, 3>{static_cast<uint32_t>(a[0]), static_cast<uint32_t>(a[1]), static_cast<uint32_t>(a[2])};
   };
-  return Kernel{&d.program(program), dims(info.global_size), dims(info.local_size), linear.src(0)};
+  return Kernel{&d.program(program), dims(info.global_size), dims(info.local_size), linear.src(0), program};
 }
 
 double median(std::vector<double> v) {
@@ -290,12 +292,17 @@ void latency(NvDevice& d, Checker& c) {
 }  // namespace
 
 int run_device_check(const std::string& dev, std::FILE* out) {
-  if (dev != "NV") throw std::invalid_argument("check: --device " + dev + " is not checked yet; expected NV (the CPU device is checked by the test suite and `doorbell run`)");
-  auto& d = dynamic_cast<NvDevice&>(device("NV"));
-  std::fprintf(out, "device: NV, %s, %s, driver %s\n", d.arch().c_str(), d.emulated() ? "emulated (MOCKGPU=1)" : "hardware", d.session().driver_version().c_str());
+  // One parser for every device name (DEV=nv works, so does --device nv, nv:0, NV:0:PTX).
+  const DeviceName name = parse_device_name(dev);
+  if (name.prefix != "NV")
+    throw std::invalid_argument("check: --device " + name.canonical() +
+                                " is not checked yet; expected an NV device (the CPU device is checked by the test suite and `doorbell run`)");
+  const std::string canonical = name.canonical();
+  auto& d = dynamic_cast<NvDevice&>(device(canonical));
+  std::fprintf(out, "device: %s, %s, %s, driver %s\n", canonical.c_str(), d.arch().c_str(), d.emulated() ? "emulated (MOCKGPU=1)" : "hardware", d.session().driver_version().c_str());
   Checker c{out};
   contract(d, c);
-  conformance("NV", c);
+  conformance(canonical, c);
   latency(d, c);
   if (const std::string fault = d.fault_report(); !fault.empty()) std::fprintf(out, "device fault: %s\n", fault.c_str());
   std::fprintf(out, "check: %s\n", c.failed ? (std::to_string(c.failed) + " failed").c_str() : "every check passed");

@@ -65,6 +65,7 @@ int bench_command(int argc, char** argv) {
       return 2;
     }
   }
+  if (!json_path.empty()) doorbell::bench::check_json_path(json_path);  // before the minute the suite takes
   return run_bench(full, json_path);
 }
 

@@ -292,23 +292,11 @@ class PtxRenderer {
       return r;
     }
     if (in.is_float() && out.is_int()) {
-      int bits = int_bits(out);
-      if (bits == 64 && out.is_unsigned()) {  // as x86 does: below 2^63 through int64 (negatives wrap), else unsigned
-        std::string s = reg(Kind::B64), u2 = reg(Kind::B64), small = reg(Kind::Pred);
-        ins("cvt.rzi.s64." + op_type(in) + " " + s + ", " + a);
-        ins("cvt.rzi.u64." + op_type(in) + " " + u2 + ", " + a);
-        ins("setp.lt." + op_type(in) + " " + small + ", " + a + ", " + float_literal(in, 9223372036854775808.0));
-        ins("selp.b64 " + r + ", " + s + ", " + u2 + ", " + small);
-      } else if (bits == 64) {
-        ins("cvt.rzi." + op_type(out) + "." + op_type(in) + " " + r + ", " + a);
-      } else if (bits == 32 && out.is_unsigned()) {  // as x86 does: through int64, keeping the low 32 bits
-        std::string w = reg(Kind::B64);
-        ins("cvt.rzi.s64." + op_type(in) + " " + w + ", " + a);
-        ins("cvt.u32.u64 " + r + ", " + w);
-      } else {
-        ins("cvt.rzi.s32." + op_type(in) + " " + r + ", " + a);
-        normalize(r, out);
-      }
+      // PTX ISA "cvt": a float-to-integer conversion clamps to the destination type's range and takes NaN to 0,
+      // the IR's definition (ir/exec_alu.h); a sub-word destination type fills its 32-bit register sign- or
+      // zero-extended ("Operand Size Exceeding Instruction-Type Size": cvt may write a wider register)
+      const std::string to = (is_signed_int(out) ? "s" : "u") + std::to_string(int_bits(out));
+      ins("cvt.rzi." + to + "." + op_type(in) + " " + r + ", " + a);
       return r;
     }
     if (in.is_float() && out.is_float()) {
@@ -481,10 +469,14 @@ class PtxRenderer {
         break;
       }
       case Ops::SHL: case Ops::SHR: {
+        // PTX reads the amount as .u32 and clamps it to the width (PTX ISA "shl", "shr"): the IR's result for any
+        // amount, a negative one too. A 64-bit amount is clamped before it is narrowed, or 2^32 + 1 would shift by 1.
         std::string amount = a[1];
         if (kind_of(in[1], u) == Kind::B64) {
+          std::string clamped = reg(Kind::B64);
           amount = reg(Kind::B32);
-          ins("cvt.u32.u64 " + amount + ", " + a[1]);
+          ins("min.u64 " + clamped + ", " + a[1] + ", 64");
+          ins("cvt.u32.u64 " + amount + ", " + clamped);
         }
         if (op == Ops::SHL) ins("shl.b" + b + " " + r + ", " + as_out(0) + ", " + amount);
         else ins("shr." + t + " " + r + ", " + as_out(0) + ", " + amount);

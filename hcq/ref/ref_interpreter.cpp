@@ -123,7 +123,9 @@ class KernelInterpreter {
     std::vector<DType> dts;
     for (const UOp& s : u.src()) { vals.push_back(eval(s)); dts.push_back(s.dtype()); }
     std::optional<ConstValue> r = exec_alu(u.op(), u.dtype(), vals, dts);
-    if (!r) throw std::runtime_error("REF: " + std::string(op_name(u.op())) + " is undefined for its operands (division by zero or a shift out of range)");
+    // exec_alu defines every op for every operand (division by zero, shifts out of range, float -> int out of
+    // range: ir/exec_alu.h); what it does not evaluate is named
+    if (!r) throw std::runtime_error("REF: cannot evaluate " + print_node(u));
     return *r;
   }
 

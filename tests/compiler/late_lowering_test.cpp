@@ -168,6 +168,7 @@ TEST(LateLoweringForm, CastBetweenFloat16AndAnythingButFloat32GoesThroughFloat32
 TEST(LateLoweringForm, NativeHalfArithmeticLeavesFloat16OpsAlone) {
   LateLoweringOptions o;
   o.half_arithmetic = true;
+  o.float_to_int_saturates = true;
   UOp a = any_value(dtypes::float16, 0), b = any_value(dtypes::float16, 1);
   EXPECT_EQ(lowered(a * b, o), a * b);
   EXPECT_EQ(lowered(a.cast(dtypes::int8), o), a.cast(dtypes::int8));
@@ -263,17 +264,16 @@ std::vector<__int128> int_samples(DType dt) {
 
 ConstValue int_const_value(DType dt, __int128 v) { return wrap_int(dt, v); }
 
-// The targets' integer division: exec_alu where it is defined; division by zero gives 0.
+// The IR's integer division (exec_alu: a / 0 = 0, a % 0 = a, INT_MIN / -1 wraps).
 ConstValue target_division(Ops op, DType dt, __int128 a, __int128 b) {
   ConstValue vals[2] = {int_const_value(dt, a), int_const_value(dt, b)};
   DType in[2] = {dt, dt};
-  std::optional<ConstValue> r = exec_alu(op, dt, vals, in);
-  return r ? *r : ConstValue(int64_t{0});
+  return *exec_alu(op, dt, vals, in);
 }
 
 std::string show(__int128 v) { return std::to_string(static_cast<long double>(v)); }
 
-TEST(LateLoweringValues, DivisionAndModuloOfEveryIntegerDtypeMatchExecAluWithZeroForDivisionByZero) {
+TEST(LateLoweringValues, DivisionAndModuloOfEveryIntegerDtypeMatchExecAluByZeroAndMinusOneToo) {
   for (DType dt : kIntTypes) {
     std::vector<__int128> vals = int_samples(dt);
     UOp a = any_value(dt, 0), b = any_value(dt, 1);
@@ -321,6 +321,91 @@ TEST(LateLoweringValues, DivisionOfBoundedOperandsUsesTheBoundsAndStillMatchesEx
       }
     }
   }
+}
+
+TEST(LateLoweringForm, ShiftByABoundedAmountIsLeftAloneAndByAnyAmountIsGuardedForC) {
+  UOp a = any_value(dtypes::int32, 0), s = any_value(dtypes::int32, 1);
+  UOp small = UOp::variable("k", 0, 31, dtypes::int32);
+  EXPECT_EQ(lowered(a << small, c_lowering_options()), a << small) << "the common case costs nothing";
+  EXPECT_EQ(lowered(a << 3, c_lowering_options()), a << 3);
+  EXPECT_EQ(lowered(a << s), a << s) << "PTX shifts clamp the amount natively";
+  UOp out = lowered(a << s, c_lowering_options());
+  EXPECT_EQ(out.op(), Ops::WHERE) << print_node(out);
+  EXPECT_EQ(count(out, Ops::SHL), 1);
+}
+
+TEST(LateLoweringForm, FloatToIntCastIsNativeOnPtxAndClampedBeforeTheCastForC) {
+  UOp f = any_value(dtypes::float32, 0), h = any_value(dtypes::float16, 1);
+  EXPECT_EQ(lowered(f.cast(dtypes::int32)), f.cast(dtypes::int32)) << "PTX cvt.rzi saturates natively";
+  UOp out = lowered(f.cast(dtypes::int32), c_lowering_options());
+  EXPECT_EQ(out.op(), Ops::WHERE) << print_node(out);
+  EXPECT_EQ(count(out, Ops::CAST), 1);
+  EXPECT_EQ(count(lowered(h.cast(dtypes::int16), c_lowering_options()), Ops::WHERE), 3) << "a float16 source too";
+}
+
+// Shift amounts of every kind: in range, the width, past it, negative, the extremes of the amount's dtype.
+std::vector<__int128> shift_amounts(DType dt) {
+  std::vector<__int128> out;
+  for (__int128 v : {__int128{0}, __int128{1}, __int128{5}, __int128{7}, __int128{8}, __int128{9}, __int128{15}, __int128{16},
+                     __int128{31}, __int128{32}, __int128{33}, __int128{63}, __int128{64}, __int128{65}, __int128{100},
+                     __int128{-1}, __int128{-8}, __int128{-33}, int_min(dt), int_max(dt), (__int128{1} << 32) + 1})
+    if (v >= int_min(dt) && v <= int_max(dt)) out.push_back(v);
+  return out;
+}
+
+TEST(LateLoweringValues, ShiftsByAnyAmountMatchExecAluOnEveryIntegerDtype) {
+  for (const LateLoweringOptions& o : {c_lowering_options(), amdgpu_lowering_options()})
+    for (DType dt : kIntTypes) {
+      UOp a = any_value(dt, 0), s = any_value(dt, 1);
+      for (Ops op : {Ops::SHL, Ops::SHR}) {
+        Evaluator eval(lowered(a.alu(op, s), o));
+        for (__int128 x : int_samples(dt))
+          for (__int128 k : shift_amounts(dt)) {
+            std::optional<ConstValue> got = eval({{a.get(), int_const_value(dt, x)}, {s.get(), int_const_value(dt, k)}});
+            ConstValue vals[2] = {int_const_value(dt, x), int_const_value(dt, k)};
+            DType in[2] = {dt, dt};
+            ASSERT_TRUE(got);
+            ASSERT_EQ(*got, *exec_alu(op, dt, vals, in)) << op_name(op) << " " << dt.name() << " of " << show(x) << " by " << show(k);
+          }
+      }
+    }
+}
+
+// The lowered graph's raw CAST only sees values in range: checked by evaluating it with convert_value (nullopt out
+// of range) in place of CAST.
+TEST(LateLoweringValues, FloatToIntCastsMatchExecAluAndTheRawCastOnlySeesValuesInRange) {
+  const double inf = INFINITY;
+  for (DType from : {dtypes::float32, dtypes::float64, dtypes::float16, dtypes::bfloat16})
+    for (DType to : kIntTypes) {
+      UOp f = any_value(from, 0);
+      UOp low = lowered(f.cast(to), c_lowering_options());
+      std::vector<UOp> order = low.toposort();
+      for (double v : {0.0, -0.0, 0.5, -0.5, -1.0, 1.9, -2.9, 127.9, -128.9, 255.5, 256.0, 32767.5, -32768.9, 65535.9, 65536.0,
+                       2147483520.0, 2147483647.9, 2147483648.0, -2147483648.9, 4294967295.5, 4294967296.0, 9.2e18, 9.3e18,
+                       1.8e19, 1.9e19, -9.3e18, 1e30, -1e30, inf, -inf, std::nan("")}) {
+        double x = round_to_float_dtype(from, v);
+        std::unordered_map<const UOpNode*, ConstValue> vals{{f.get(), x}};
+        for (const UOp& u : order) {
+          if (vals.count(u.get())) continue;
+          if (u.op() == Ops::CONST) { vals[u.get()] = u.const_value(); continue; }
+          if (!group::Elementwise.contains(u.op())) continue;
+          std::vector<ConstValue> args;
+          std::vector<DType> in;
+          for (const UOp& s : u.src()) args.push_back(vals.at(s.get())), in.push_back(s.dtype());
+          std::optional<ConstValue> r;
+          if (u.op() == Ops::CAST && u.dtype().is_int() && u.src(0).dtype().is_float()) {
+            r = convert_value(u.dtype(), args[0]);
+            ASSERT_TRUE(r) << "the raw CAST of " << from.name() << " " << x << " to " << to.name() << " is out of range";
+          } else {
+            r = exec_alu(u.op(), u.dtype(), args, in);
+          }
+          vals[u.get()] = *r;
+        }
+        ConstValue arg[1] = {x};
+        DType in[1] = {from};
+        EXPECT_EQ(vals.at(low.get()), *exec_alu(Ops::CAST, to, arg, in)) << from.name() << " " << x << " to " << to.name();
+      }
+    }
 }
 
 TEST(LateLoweringValues, MinIntDividedByMinusOneWrapsAndItsRemainderIsZero) {

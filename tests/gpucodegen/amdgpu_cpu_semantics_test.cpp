@@ -256,6 +256,24 @@ TEST(AmdgpuLlvmIrOnCpu, IntegerArithmeticWrapsAndDividesLikeTheInterpreter) {
   }
 }
 
+// What C leaves undefined (shifts out of range, division by zero, INT_MIN / -1, float -> int of NaN, inf and
+// out-of-range values) computes the interpreter's defined values (ir/exec_alu.h): LLVM IR's shl / fptosi would be
+// poison there without lower_late's guards.
+TEST(AmdgpuLlvmIrOnCpu, OpsUndefinedInCGiveTheInterpretersDefinedValues) {
+  for (DType d : {dtypes::int8, dtypes::int32, dtypes::uint32, dtypes::int64}) {
+    SCOPED_TRACE(d.name());
+    Tensor a = Tensor(std::vector<int64_t>{1, -8, INT32_MIN, 7, -7, 255, INT64_MIN, 3}, {8}, d);
+    Tensor s = Tensor(std::vector<int64_t>{33, 1, 31, -1, 64, 8, 65, 0}, {8}, d);
+    Tensor b = Tensor(std::vector<int64_t>{0, -1, -1, 0, 2, 0, -1, 3}, {8}, d);
+    expect_same_as_interpreter({a.lshift(s), a.rshift(s), a.floordiv(b), a.mod(b)}, true);
+  }
+  Tensor f = Tensor(std::vector<double>{NAN, INFINITY, -INFINITY, 1e20, -1e20, 300.75, -1.5, 65535.9}, {8}, dtypes::float32);
+  std::vector<Tensor> outs;
+  for (DType d : {dtypes::int8, dtypes::uint8, dtypes::int16, dtypes::int32, dtypes::uint32, dtypes::int64, dtypes::uint64})
+    outs.push_back(f.cast(d)), outs.push_back(f.cast(dtypes::float64).cast(d));
+  expect_same_as_interpreter(outs, true);
+}
+
 TEST(AmdgpuLlvmIrOnCpu, HalfAndBfloat16RoundAfterEveryOpLikeTheInterpreter) {
   Tensor::manual_seed(2);
   for (DType d : {dtypes::float16, dtypes::bfloat16}) {

@@ -1,5 +1,5 @@
-// exec_alu and the value conversions: integer wraparound at every width, floor and truncating division, undefined
-// results as nullopt, float rounding to float32/float16/bfloat16, casts and bitcasts.
+// exec_alu and the value conversions: integer wraparound at every width, floor and truncating division, what C
+// leaves undefined defined (ir/exec_alu.h), float rounding to float32/float16/bfloat16, casts and bitcasts.
 #include "ir/exec_alu.h"
 
 #include <gtest/gtest.h>
@@ -123,10 +123,16 @@ TEST(ExecAluTest, UnsignedDivisionUsesValuesNotBitPatterns) {
   EXPECT_EQ(as_i64(run(Ops::FLOORDIV, dtypes::uint8, {int64_t{255}, int64_t{2}})), 127);
 }
 
-TEST(ExecAluTest, DivisionByZeroIsUndefined) {
-  for (Ops op : {Ops::FLOORDIV, Ops::FLOORMOD, Ops::CDIV, Ops::CMOD}) {
-    EXPECT_FALSE(run(op, dtypes::int32, {int64_t{5}, int64_t{0}}).has_value()) << op_name(op);
-    EXPECT_FALSE(run(op, dtypes::uint64, {int64_t{-1}, int64_t{0}}).has_value()) << op_name(op);
+TEST(ExecAluTest, DivisionByZeroGivesZeroAndModuloByZeroGivesTheDividend) {
+  for (Ops op : {Ops::FLOORDIV, Ops::CDIV}) {
+    EXPECT_EQ(as_i64(run(op, dtypes::int32, {int64_t{5}, int64_t{0}})), 0) << op_name(op);
+    EXPECT_EQ(as_i64(run(op, dtypes::int32, {int64_t{-5}, int64_t{0}})), 0) << op_name(op);
+    EXPECT_EQ(as_i64(run(op, dtypes::uint64, {int64_t{-1}, int64_t{0}})), 0) << op_name(op);
+  }
+  for (Ops op : {Ops::FLOORMOD, Ops::CMOD}) {
+    EXPECT_EQ(as_i64(run(op, dtypes::int32, {int64_t{5}, int64_t{0}})), 5) << op_name(op);
+    EXPECT_EQ(as_i64(run(op, dtypes::int32, {int64_t{-5}, int64_t{0}})), -5) << op_name(op);
+    EXPECT_EQ(as_i64(run(op, dtypes::uint64, {int64_t{-1}, int64_t{0}})), -1) << op_name(op) << ": UINT64_MAX % 0";
   }
 }
 
@@ -146,13 +152,16 @@ TEST(ExecAluTest, Shifts) {
   EXPECT_EQ(as_i64(exec_alu(Ops::SHL, dtypes::int64, v, in)), 8);
 }
 
-TEST(ExecAluTest, ShiftsOutOfRangeAreUndefined) {
-  EXPECT_FALSE(run(Ops::SHL, dtypes::int32, {int64_t{1}, int64_t{32}}).has_value());
-  EXPECT_FALSE(run(Ops::SHL, dtypes::int32, {int64_t{1}, int64_t{-1}}).has_value());
-  EXPECT_FALSE(run(Ops::SHR, dtypes::int8, {int64_t{1}, int64_t{8}}).has_value());
-  EXPECT_FALSE(run(Ops::SHR, dtypes::uint64, {int64_t{1}, int64_t{64}}).has_value());
-  EXPECT_FALSE(run(Ops::SHL, dtypes::weakint, {int64_t{1}, int64_t{64}}).has_value());
-  EXPECT_TRUE(run(Ops::SHL, dtypes::weakint, {int64_t{1}, int64_t{63}}).has_value());
+TEST(ExecAluTest, ShiftsByAmountsOutsideTheWidthShiftEverythingOut) {
+  EXPECT_EQ(as_i64(run(Ops::SHL, dtypes::int32, {int64_t{1}, int64_t{32}})), 0);
+  EXPECT_EQ(as_i64(run(Ops::SHL, dtypes::int32, {int64_t{1}, int64_t{33}})), 0) << "not 2 (x86 masks the amount)";
+  EXPECT_EQ(as_i64(run(Ops::SHL, dtypes::int32, {int64_t{1}, int64_t{-1}})), 0) << "a negative amount counts as too large";
+  EXPECT_EQ(as_i64(run(Ops::SHR, dtypes::int8, {int64_t{64}, int64_t{8}})), 0);
+  EXPECT_EQ(as_i64(run(Ops::SHR, dtypes::int8, {int64_t{-64}, int64_t{8}})), -1) << "the sign shifted all the way in";
+  EXPECT_EQ(as_i64(run(Ops::SHR, dtypes::int32, {int64_t{-5}, int64_t{-3}})), -1);
+  EXPECT_EQ(as_i64(run(Ops::SHR, dtypes::uint64, {int64_t{-1}, int64_t{64}})), 0) << "unsigned values fill with zeros";
+  EXPECT_EQ(as_i64(run(Ops::SHL, dtypes::weakint, {int64_t{1}, int64_t{64}})), 0);
+  EXPECT_EQ(as_i64(run(Ops::SHL, dtypes::weakint, {int64_t{1}, int64_t{63}})), kI64Min);
 }
 
 TEST(ExecAluTest, BitwiseAndMax) {
@@ -329,20 +338,27 @@ TEST(ExecAluTest, FloatToIntCastTruncates) {
   EXPECT_FALSE(as_bool(run_cast(Ops::CAST, dtypes::bool_, dtypes::float32, -0.0)));
 }
 
-TEST(ExecAluTest, FloatToIntCastOutOfRangeIsUndefined) {
-  EXPECT_FALSE(run_cast(Ops::CAST, dtypes::int32, dtypes::float32, NAN).has_value());
-  EXPECT_FALSE(run_cast(Ops::CAST, dtypes::int32, dtypes::float32, INFINITY).has_value());
-  EXPECT_FALSE(run_cast(Ops::CAST, dtypes::int32, dtypes::float64, 3e9).has_value());
-  EXPECT_FALSE(run_cast(Ops::CAST, dtypes::int32, dtypes::float64, 2147483648.0).has_value());
-  EXPECT_TRUE(run_cast(Ops::CAST, dtypes::int32, dtypes::float64, 2147483647.9).has_value());
-  EXPECT_FALSE(run_cast(Ops::CAST, dtypes::int8, dtypes::float32, -129.0).has_value());
-  EXPECT_FALSE(run_cast(Ops::CAST, dtypes::uint8, dtypes::float32, -1.0).has_value());
-  EXPECT_FALSE(run_cast(Ops::CAST, dtypes::uint8, dtypes::float32, 256.0).has_value());
+TEST(ExecAluTest, FloatToIntCastSaturatesAndTakesNaNToZero) {
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::int32, dtypes::float32, NAN)), 0);
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::int32, dtypes::float32, INFINITY)), INT32_MAX);
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::int32, dtypes::float32, -INFINITY)), INT32_MIN);
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::int32, dtypes::float64, 3e9)), INT32_MAX);
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::int32, dtypes::float64, 2147483648.0)), INT32_MAX);
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::int32, dtypes::float64, 2147483647.9)), INT32_MAX);
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::int32, dtypes::float64, -2147483648.9)), INT32_MIN);
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::int8, dtypes::float32, -129.0)), -128);
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::int16, dtypes::float16, NAN)), 0);
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::uint8, dtypes::float32, -1.0)), 0);
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::uint8, dtypes::float32, 256.0)), 255);
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::uint32, dtypes::float32, -1.0)), 0) << "not 2^32 - 1 (x86 through int64)";
   // 2^63 and 2^64 are the first doubles past INT64_MAX and UINT64_MAX
-  EXPECT_FALSE(run_cast(Ops::CAST, dtypes::int64, dtypes::float64, 9223372036854775808.0).has_value());
-  EXPECT_FALSE(run_cast(Ops::CAST, dtypes::uint64, dtypes::float64, 18446744073709551616.0).has_value());
-  EXPECT_FALSE(run_cast(Ops::CAST, dtypes::weakint, dtypes::float64, 9223372036854775808.0).has_value());
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::int64, dtypes::float64, 9223372036854775808.0)), INT64_MAX);
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::uint64, dtypes::float64, 18446744073709551616.0)), -1) << "UINT64_MAX";
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::uint64, dtypes::float64, -INFINITY)), 0);
+  EXPECT_EQ(as_i64(run_cast(Ops::CAST, dtypes::weakint, dtypes::float64, 9223372036854775808.0)), INT64_MAX);
+  // convert_value (exact conversions of constants and host data) still has no value for them
   EXPECT_FALSE(convert_value(dtypes::int64, 1e19).has_value());
+  EXPECT_FALSE(convert_value(dtypes::int32, NAN).has_value());
 }
 
 TEST(ExecAluTest, IntToIntCastWraps) {

@@ -38,9 +38,17 @@ TEST_F(SymbolicTest, FoldsFloatConstantsWithTheDtypesRounding) {
   EXPECT_EQ(simplify(bf + UOp::const_(dtypes::bfloat16, 1.0 / 256)), bf);  // 1 + 2^-8 rounds to even: 1
 }
 
-TEST_F(SymbolicTest, DoesNotFoldDivisionByZero) {
-  UOp d = c(5).floordiv(c(0));
-  EXPECT_EQ(simplify(d).op(), Ops::FLOORDIV);
+TEST_F(SymbolicTest, FoldsDivisionByZeroToZeroAndModuloByZeroToTheDividend) {
+  EXPECT_EQ(simplify(c(5).floordiv(c(0))), c(0));
+  EXPECT_EQ(simplify(c(-5).floormod(c(0))), c(-5));
+  EXPECT_EQ(simplify(x.floordiv(c(0))), c(0)) << "x // 0 = 0 for every x";
+  EXPECT_EQ(simplify(x.floormod(c(0))), x) << "x % 0 = x for every x";
+}
+
+TEST_F(SymbolicTest, XDividedByXIsOneOnlyWhereXCannotBeZero) {
+  UOp z = UOp::variable("z", 0, 10), p = UOp::variable("p", 1, 10);
+  EXPECT_NE(simplify(z.floordiv(z)), z.const_like(int64_t{1})) << "0 // 0 is 0";
+  EXPECT_EQ(simplify(p.floordiv(p)), p.const_like(int64_t{1}));
 }
 
 TEST_F(SymbolicTest, AppliesIdentities) {

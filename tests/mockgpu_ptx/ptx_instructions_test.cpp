@@ -299,6 +299,18 @@ TEST(PtxConvert, FloatToIntegerSaturatesAndTakesNanToZero) {
   EXPECT_EQ(cvt_to_int("cvt.rzi.u64.f32", NAN), 0u);
 }
 
+// What the PTX renderer emits for a float -> int8 / int16 CAST (PTX ISA "Operand Size Exceeding Instruction-Type
+// Size": cvt writes the 8- or 16-bit result into a 32-bit register, sign- or zero-extended), saturated to the type.
+TEST(PtxConvert, FloatToSubWordIntegerSaturatesToItsTypeAndExtendsInto32Bits) {
+  EXPECT_EQ(static_cast<int32_t>(cvt_to_int("cvt.rzi.s8.f32", 300.0f)), 127);
+  EXPECT_EQ(static_cast<int32_t>(cvt_to_int("cvt.rzi.s8.f32", -300.0f)), -128);
+  EXPECT_EQ(static_cast<int32_t>(cvt_to_int("cvt.rzi.s8.f32", -2.9f)), -2);
+  EXPECT_EQ(cvt_to_int("cvt.rzi.u8.f32", -3.0f), 0u);
+  EXPECT_EQ(cvt_to_int("cvt.rzi.u16.f32", 1e9f), 65535u);
+  EXPECT_EQ(cvt_to_int("cvt.rzi.s16.f32", NAN), 0u);
+  EXPECT_EQ(static_cast<int32_t>(cvt_to_int("cvt.rzi.s16.f32", -INFINITY)), INT16_MIN);
+}
+
 TEST(PtxConvert, IntegerToFloatRoundsToNearestEven) {
   auto w = run_words(
       "\tmov.b32 %r1, 16777217;\n\tcvt.rn.f32.s32 %f1, %r1;\n\tst.global.f32 [%rd1], %f1;\n"
