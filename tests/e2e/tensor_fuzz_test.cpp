@@ -159,6 +159,7 @@ double limit_of(DType d) { return d == dtypes::float16 ? 6e4 : 1e30; }
 // The smallest normal value: a backend may flush smaller results to zero.
 double tiny_of(DType d) { return d == dtypes::float16 ? 0x1p-14 : 0x1p-126; }
 
+int64_t bits_of(DType d) { return d.itemsize() * 8; }
 double lowest_of(DType d) { return d == dtypes::bool_ ? 0 : d.is_unsigned() ? 0 : -std::ldexp(1.0, d.itemsize() * 8 - 1); }
 double highest_of(DType d) { return d == dtypes::bool_ ? 1 : d.is_unsigned() ? std::ldexp(1.0, d.itemsize() * 8) - 1 : std::ldexp(1.0, d.itemsize() * 8 - 1) - 1; }
 
@@ -234,10 +235,10 @@ void convert_into(const Ref& a, size_t ka, DType to, Ref& out, size_t k) {
     if (e > 0 && std::fabs(v) <= e) out.unknown[k] = 1;
   } else if (!to.is_float()) {
     if (a.dtype.is_float()) {
-      double t = std::trunc(v), nearest = std::round(v);
-      // outside the integer dtype the cast is undefined in C; the fuzzer does not look there
-      if (!(t >= lowest_of(to) && t <= highest_of(to)) || (e > 0 && nearest != 0 && std::fabs(v - nearest) <= e)) out.unknown[k] = 1;
-      out.v[k] = t >= lowest_of(to) && t <= highest_of(to) ? t : 0;
+      // truncate, saturate to the dtype's range, NaN -> 0 (README "Defined semantics"; ir/exec_alu.h)
+      double t = std::isnan(v) ? 0 : std::clamp(std::trunc(v), lowest_of(to), highest_of(to)), nearest = std::round(v);
+      if (e > 0 && nearest != 0 && std::fabs(v - nearest) <= e && nearest > lowest_of(to) && nearest <= highest_of(to)) out.unknown[k] = 1;
+      out.v[k] = t;
     } else {
       out.v[k] = static_cast<double>(wrap_to(to, static_cast<int64_t>(v)));
     }
@@ -305,21 +306,16 @@ void binary_element(BinaryOp op, DType dt, double x, double ex, double y, double
     case BinaryOp::Add: r = xi + yi; break;
     case BinaryOp::Sub: r = xi - yi; break;
     case BinaryOp::Mul: r = static_cast<int64_t>(static_cast<uint64_t>(xi) * static_cast<uint64_t>(yi)); break;  // wraps mod 2^64 first: same low bits
-    case BinaryOp::FloorDiv:
-      if (yi == 0) out.unknown[k] = 1;
-      r = yi == 0 ? 0 : floor_div(xi, yi);
-      break;
-    case BinaryOp::Mod:
-      if (yi == 0) out.unknown[k] = 1;
-      r = yi == 0 ? 0 : floor_mod(xi, yi);
-      break;
+    case BinaryOp::FloorDiv: r = yi == 0 ? 0 : floor_div(xi, yi); break;  // x // 0 = 0 (README "Defined semantics")
+    case BinaryOp::Mod: r = yi == 0 ? xi : floor_mod(xi, yi); break;     // x % 0 = x
     case BinaryOp::Maximum: r = std::max(xi, yi); break;
     case BinaryOp::Minimum: r = std::min(xi, yi); break;
     case BinaryOp::And: r = xi & yi; break;
     case BinaryOp::Or: r = xi | yi; break;
     case BinaryOp::Xor: r = xi ^ yi; break;
-    case BinaryOp::Shl: r = static_cast<int64_t>(static_cast<uint64_t>(xi) << yi); break;
-    case BinaryOp::Shr: r = xi >> yi; break;  // arithmetic: x // 2^n
+    // an amount outside [0, bits) shifts everything out: 0, or -1 for a negative value shifted right
+    case BinaryOp::Shl: r = yi < 0 || yi >= bits_of(dt) ? 0 : static_cast<int64_t>(static_cast<uint64_t>(xi) << yi); break;
+    case BinaryOp::Shr: r = yi < 0 || yi >= bits_of(dt) ? (xi < 0 ? -1 : 0) : xi >> yi; break;  // arithmetic: x // 2^n
     default: throw std::logic_error(std::string("tensor fuzz: ") + name_of(op) + " on ints is not generated");
   }
   out.v[k] = static_cast<double>(wrap_to(out.dtype, r));  // wrapped in int64: a double would round products past 2^53
@@ -885,8 +881,8 @@ class Generator {
       op.in = {a, b};
       binary_op(op, refs_[a].dtype, refs_[b].dtype);
     } else if (r < 32 && !ra.dtype.is_float() && ra.dtype != dtypes::bool_) {
-      op.kind = Kind::Binary;  // integer // and % by a tensor of nonzero divisors
-      int b = partner_for(a, true);
+      op.kind = Kind::Binary;  // integer // and % by a tensor of divisors (0 and -1 among them)
+      int b = partner_for(a, chance(0.5));
       op.in = {a, b};
       op.sub = static_cast<int>(chance(0.5) ? BinaryOp::FloorDiv : BinaryOp::Mod);
       if (promote(refs_[a].dtype, refs_[b].dtype).is_float()) op.sub = static_cast<int>(BinaryOp::Div);
@@ -899,8 +895,7 @@ class Generator {
       if (int_compute && ra.dtype != dtypes::bool_ && chance(0.3)) {  // shifts refuse bools (frontend/elementwise.cpp)
         static const BinaryOp int_ops[] = {BinaryOp::FloorDiv, BinaryOp::Mod, BinaryOp::Shl, BinaryOp::Shr};
         op.sub = static_cast<int>(int_ops[pick(0, 3)]);
-        if (op.sub >= static_cast<int>(BinaryOp::Shl)) op.scalar = pick(0, dt.itemsize() * 8 - 1);
-        else if (op.scalar == 0) op.scalar = chance(0.5) ? -1 : 3;
+        if (op.sub >= static_cast<int>(BinaryOp::Shl)) op.scalar = pick(-2, dt.itemsize() * 8 + 2);
       }
       if (!int_compute && dt != dtypes::bool_ && (op.sub == static_cast<int>(BinaryOp::And) || op.sub >= static_cast<int>(BinaryOp::Or))) op.sub = static_cast<int>(BinaryOp::Add);
       if (op.sub == static_cast<int>(BinaryOp::Div) && std::fabs(op.scalar) < 0.25) op.scalar = 2;
