@@ -50,21 +50,27 @@ Tensor Tensor::empty(IntTuple shape, DType dtype) {
   return Tensor(frontend::reshape_uop(new_buffer(dtype, frontend::prod(shape)), shape));
 }
 
-Tensor Tensor::full(IntTuple shape, Scalar value, std::optional<DType> dtype) {
+namespace {
+
+// full and the creation ops built on it; `op` is the entry point the user called, so its errors name it.
+Tensor full_named(const char* op, IntTuple shape, Scalar value, std::optional<DType> dtype) {
   DType dt = dtype.value_or(strong_dtype(value.dtype()));
-  check_storage_dtype("full", dt);
-  frontend::check_size("full", shape, dt);
+  check_storage_dtype(op, dt);
+  frontend::check_size(op, shape, dt);
   if (std::holds_alternative<double>(value.value()) && !dt.is_float() && !dt.is_bool()) {
     double d = std::get<double>(value.value());
     if (!std::isfinite(d) || std::fabs(d) >= 0x1p63)
-      fail("full", "the value " + std::to_string(d) + " has no " + dt.name() + " value; expected a finite number in range");
+      fail(op, "the value " + std::to_string(d) + " has no " + dt.name() + " value; expected a finite number in range");
     value = Scalar::typed(static_cast<int64_t>(std::trunc(d)), dt);  // as a float cast to int: toward zero
   }
   return Tensor(frontend::const_uop(dt, value.value(), shape));
 }
 
-Tensor Tensor::zeros(IntTuple shape, DType dtype) { return full(std::move(shape), 0, dtype); }
-Tensor Tensor::ones(IntTuple shape, DType dtype) { return full(std::move(shape), 1, dtype); }
+}  // namespace
+
+Tensor Tensor::full(IntTuple shape, Scalar value, std::optional<DType> dtype) { return full_named("full", std::move(shape), value, dtype); }
+Tensor Tensor::zeros(IntTuple shape, DType dtype) { return full_named("zeros", std::move(shape), 0, dtype); }
+Tensor Tensor::ones(IntTuple shape, DType dtype) { return full_named("ones", std::move(shape), 1, dtype); }
 
 Tensor Tensor::arange(Scalar stop) { return arange(0, stop, 1); }
 
@@ -120,9 +126,9 @@ Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dtype) {
 
 Tensor Tensor::empty_like(const Tensor& t, std::optional<DType> dtype) { return empty(t.shape(), dtype.value_or(t.dtype())); }
 Tensor Tensor::full_like(const Tensor& t, Scalar value, std::optional<DType> dtype) {
-  return full(t.shape(), value, dtype.value_or(t.dtype()));
+  return full_named("full_like", t.shape(), value, dtype.value_or(t.dtype()));
 }
-Tensor Tensor::zeros_like(const Tensor& t, std::optional<DType> dtype) { return full_like(t, 0, dtype); }
-Tensor Tensor::ones_like(const Tensor& t, std::optional<DType> dtype) { return full_like(t, 1, dtype); }
+Tensor Tensor::zeros_like(const Tensor& t, std::optional<DType> dtype) { return full_named("zeros_like", t.shape(), 0, dtype.value_or(t.dtype())); }
+Tensor Tensor::ones_like(const Tensor& t, std::optional<DType> dtype) { return full_named("ones_like", t.shape(), 1, dtype.value_or(t.dtype())); }
 
 }  // namespace doorbell

@@ -122,6 +122,9 @@ Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) co
 
 Tensor Tensor::narrow(int64_t axis, int64_t start, int64_t length) const {
   int64_t a = frontend::resolve_axis("narrow", axis, shape());
+  if (length < 0 || start < 0 || start > shape()[a] - length)
+    fail("narrow", "a window of " + std::to_string(length) + " from " + std::to_string(start) + " on axis " + std::to_string(a) + " of shape " +
+                       shape_str(shape()) + "; expected 0 <= start and start + length <= " + std::to_string(shape()[a]));
   std::vector<std::pair<int64_t, int64_t>> bounds;
   for (int64_t i = 0; i < ndim(); i++) bounds.emplace_back(0, shape()[i]);
   bounds[a] = {start, start + length};
