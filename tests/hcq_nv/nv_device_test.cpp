@@ -467,9 +467,12 @@ TEST(NvDeviceTeardown, DestroyingTheDeviceMidKernelPreemptsTheKernelAndTheGpuTak
   NvMemory out = d->alloc(512 * 512 * 4), x = d->alloc(512 * 512 * 4), y = d->alloc(512 * 512 * 4);
   Signal& done = d->new_signal("long kernel done");
   HWQueue().exec(*k.program, std::vector<uint64_t>{out.va, x.va, y.va}, k.grid, k.block).signal(done, 1).submit(*d);
-  // The kernel is running once its first block completed.
-  while (machine.gpu().stats().blocks == 0 && machine.gpu().faults().empty()) std::this_thread::yield();
+  // The kernel is running once its first block completed (bounded, so that a GPU that never starts fails the test).
+  const int64_t give_up = monotonic_ns() + int64_t{20'000'000'000};
+  while (machine.gpu().stats().blocks == 0 && machine.gpu().faults().empty() && monotonic_ns() < give_up)
+    std::this_thread::yield();
   ASSERT_TRUE(machine.gpu().faults().empty()) << machine.gpu().faults().front();
+  ASSERT_GT(machine.gpu().stats().blocks, 0u) << "the kernel never started";
   d.reset();
   const mockgpu::nv::MockNvGpuStats after = machine.gpu().stats();
   EXPECT_LT(after.blocks, blocks) << "teardown waited for the kernel to finish all its blocks";
