@@ -63,7 +63,7 @@ struct NvDevice::ChannelState {
   NvMemory pushbuffer_memory{};
   std::optional<UploadRing> pushbuffers;
   Signal* progress = nullptr;       // released with the submission count at the end of every submission
-  uint64_t submissions = 0;
+  std::atomic<uint64_t> submissions{0};  // written under submit_mutex_; read by free() without it
   uint32_t put = 0;                 // next GPFIFO entry
 };
 
@@ -100,13 +100,9 @@ NvDevice::NvDevice(std::unique_ptr<kernel_interface::SyscallSeam> seam, int gpu_
   kick(*copy_, encode_set_object(kSubchannelCopy, session_->classes().copy));
 }
 
-NvDevice::~NvDevice() {
-  try {
-    synchronize(std::chrono::milliseconds(5000));
-  } catch (const std::exception&) {
-    // a destructor cannot report; the session tears the channels down regardless
-  }
-}
+// Nothing waits for queued work: the session stops the channels (RM preempts them as it frees them) before it frees
+// any memory, retired memory included.
+NvDevice::~NvDevice() = default;
 
 SignalPlacement NvDevice::place_signal() {
   if ((signals_used_ + 1) * kSignalSlot > signal_pool_.size)
@@ -131,10 +127,15 @@ std::string NvDevice::arch() const {
 
 std::string NvDevice::ptx_target() const { return ptx_arch_for(arch()); }
 
-NvMemory NvDevice::alloc(uint64_t size, bool system_memory) { return session_->alloc(size, system_memory); }
+NvMemory NvDevice::alloc(uint64_t size, bool system_memory) {
+  std::lock_guard lock(memory_mutex_);
+  free_retired_locked();
+  return session_->alloc(size, system_memory);
+}
 
 Device::Storage NvDevice::allocate_storage(size_t bytes) {
-  std::lock_guard lock(storage_mutex_);
+  std::lock_guard lock(memory_mutex_);
+  free_retired_locked();
   NvMemory m = session_->alloc(bytes, /*system_memory=*/emulated());
   std::memset(m.cpu, 0, bytes);
   storage_[m.handle] = m;
@@ -142,13 +143,46 @@ Device::Storage NvDevice::allocate_storage(size_t bytes) {
 }
 
 void NvDevice::release_storage(const Storage& storage) {
-  std::lock_guard lock(storage_mutex_);
-  auto it = storage_.find(storage.handle);
-  if (it == storage_.end()) return;
-  session_->free(it->second);
-  storage_.erase(it);
+  NvMemory m;
+  {
+    std::lock_guard lock(memory_mutex_);
+    auto it = storage_.find(storage.handle);
+    if (it == storage_.end()) return;
+    m = it->second;
+    storage_.erase(it);
+  }
+  free(m);
 }
-void NvDevice::free(const NvMemory& memory) { session_->free(memory); }
+
+void NvDevice::free(const NvMemory& memory) {
+  // The counts first, then the progress signals (in free_retired_locked): a command submitted before this call is
+  // counted, and its completion is seen.
+  Retired r{memory, compute_->submissions.load(), copy_->submissions.load()};
+  std::lock_guard lock(memory_mutex_);
+  for (const Retired& earlier : retired_)
+    if (earlier.memory.handle == memory.handle)
+      throw std::invalid_argument("NV: free of memory handle " + std::to_string(memory.handle) + " that was already freed");
+  if (!session_->owns(memory))
+    throw std::invalid_argument("NV: free of memory handle " + std::to_string(memory.handle) + " that this device did not allocate");
+  retired_.push_back(r);
+  free_retired_locked();
+}
+
+void NvDevice::free_retired_locked() {
+  if (retired_.empty()) return;
+  const uint64_t compute_done = compute_->progress->value(), copy_done = copy_->progress->value();
+  std::erase_if(retired_, [&](const Retired& r) {
+    if (compute_done < r.compute_submissions || copy_done < r.copy_submissions) return false;
+    session_->free(r.memory);
+    return true;
+  });
+}
+
+size_t NvDevice::retired_count() {
+  std::lock_guard lock(memory_mutex_);
+  free_retired_locked();
+  return retired_.size();
+}
 
 std::string NvDevice::fault_report() const {
   // NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR is entry 0 of the error notifier; NvNotification (nvos.h) has its
@@ -207,7 +241,7 @@ std::shared_ptr<const LoadedProgram> NvDevice::load(const UOp& program) {
     if (k.param_cbank_size != 0 || k.param_cbank_offset != 0) param_offset = k.param_cbank_offset;
     constant0 = static_cast<uint32_t>(k.constant0_size);
   }
-  NvMemory memory = session_->alloc(image.size(), /*system_memory=*/false);
+  NvMemory memory = alloc(image.size(), /*system_memory=*/false);
   std::memcpy(memory.cpu, image.data(), image.size());
   auto p = std::make_shared<NvProgram>(info.name, this->name(), memory);
   p->code_address = memory.va;
@@ -387,7 +421,7 @@ struct NvBoundQueue : BoundQueue {
   uint64_t last_submission = 0;
   NvDevice* device = nullptr;
   ~NvBoundQueue() override {
-    try {
+    try {  // retired by the device until the GPU is done with them: a submission may still be running from them
       device->free(pushbuffer);
       if (kernargs.size) device->free(kernargs);
     } catch (const std::exception&) {
@@ -429,9 +463,9 @@ std::shared_ptr<BoundQueue> NvDevice::bind(const HWQueue& queue) {
     if (c.kind == CommandKind::kExec && c.program != nullptr)
       kernarg_bytes += round_up(round_up(static_cast<const NvProgram*>(c.program)->constant0_bytes, 64), kQmdAlignment) +
                        qmd_words(session_->classes().compute) * 4 + kQmdAlignment;
-  if (kernarg_bytes) b->kernargs = session_->alloc(kernarg_bytes, true);
+  if (kernarg_bytes) b->kernargs = alloc(kernarg_bytes, true);
   std::vector<uint32_t> words = encode_bound(b->commands, b->buffers, b->scalars, *b->channel, b->kernargs);
-  b->pushbuffer = session_->alloc(std::max<uint64_t>(words.size() * 4, 4), true);
+  b->pushbuffer = alloc(std::max<uint64_t>(words.size() * 4, 4), true);
   std::memcpy(b->pushbuffer.cpu, words.data(), words.size() * 4);
   b->words = static_cast<uint32_t>(words.size());
   b->encoded_commands = b->commands;

@@ -7,7 +7,12 @@
 //
 // Memory: pushbuffers and kernel arguments are written into rings of GPU-visible host memory; a region is reused
 // once the submission that used it has completed (each submission ends with a release of the channel's progress
-// signal). Signals are 32-byte slots of GPU-visible host memory: value at +0, timestamp at +8 (written by a signal),
+// signal). The same rule holds for every allocation a submitted command may touch: memory freed or released while
+// work is queued (a buffer, a destroyed bound queue's pushbuffer and kernel arguments) is retired, and freed only
+// once both channels' progress signals passed the submissions made before it was let go. A channel that faulted or
+// hangs never passes, so what it may touch then stays until the device is destroyed; programs live as long as the
+// device. Destroying the device stops its channels first (RM preempts them as it frees them: a running kernel is
+// abandoned, nothing waits for it) and frees the memory after. Signals are 32-byte slots of GPU-visible host memory: value at +0, timestamp at +8 (written by a signal),
 // a second timestamp at +24 (written by a timestamp command: a release always writes its payload first, here at +16).
 //
 // The device runs on the seam it is opened with: open() asks kernel-interface for the "nvidia" driver's
@@ -76,7 +81,11 @@ class NvDevice final : public Device {
 
   // Video memory (default) or GPU-visible host memory, mapped for the host too.
   NvMemory alloc(uint64_t size, bool system_memory = false);
+  // Lets the memory go: freed at once when no submitted command may touch it, else once the work submitted so far
+  // completed (or at the device's destruction). Throws for memory this device did not allocate or already freed.
   void free(const NvMemory& memory);
+  // How many freed allocations still wait for submitted work to complete (after freeing those whose work did).
+  size_t retired_count();
 
   // Buffer storage for host_buffers: video memory mapped for the host (host memory on the emulated GPU, where
   // both are host memory and small pages keep thousands of small buffers cheap).
@@ -127,9 +136,17 @@ class NvDevice final : public Device {
   std::optional<UploadRing> kernargs_;
   uint32_t signals_used_ = 0;
   std::unique_ptr<ChannelState> compute_, copy_;
+  // Frees the retired memory both channels are done with; memory_mutex_ held.
+  void free_retired_locked();
+
   std::mutex submit_mutex_;
-  std::mutex storage_mutex_;
+  mutable std::mutex memory_mutex_;  // the session's allocations and frees, storage_, retired_; after submit_mutex_
   std::unordered_map<uint64_t, NvMemory> storage_;  // by handle
+  struct Retired {
+    NvMemory memory;
+    uint64_t compute_submissions, copy_submissions;  // each channel's submissions when it was let go
+  };
+  std::vector<Retired> retired_;
   mutable std::mutex fault_mutex_;
   mutable std::string first_fault_;  // the report, once a fault was seen (a faulted channel stays faulted)
 };

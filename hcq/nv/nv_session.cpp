@@ -118,12 +118,26 @@ NvSession::NvSession(kernel_interface::SyscallSeam& seam, int gpu_index)
 }
 
 NvSession::~NvSession() {
+  stop_channels();  // before any memory goes: what the channels still had queued may touch any of it
   for (const NvMemory& m : live_) seam_.munmap(m.cpu, m.size);
   if (usermode_mmio_ != nullptr) seam_.munmap(usermode_mmio_, NVC361_NV_USERMODE__SIZE);
   try {
     if (root_ != 0) rm_->free(root_);  // frees every object of the client
   } catch (const std::exception&) {
     // a destructor reports nothing; the driver frees the client when the ctl fd closes anyway
+  }
+}
+
+void NvSession::stop_channels() {
+  // The channel group first: its free preempts the channels, while any other free waits for what the GPU runs.
+  try {
+    if (channel_group_ != 0) rm_->free(channel_group_);  // its channels, their engine objects and the context share
+    channel_group_ = 0;
+    if (debugger_ != 0) rm_->free(debugger_);  // it debugged the compute object, gone with its channel
+    debugger_ = 0;
+    debugger_error_ = "the channels were stopped";
+  } catch (const std::exception&) {
+    // the free of the root client (or the close of the ctl fd) frees them too
   }
 }
 
@@ -200,6 +214,10 @@ NvMemory NvSession::alloc_at(uint64_t size, uint64_t va, bool system_memory) {
   m.cpu = static_cast<uint8_t*>(rm_->map_memory(device_, m.handle, size, system_memory ? ctl_.get() : map_fd.get()));
   live_.push_back(m);
   return m;
+}
+
+bool NvSession::owns(const NvMemory& memory) const {
+  return std::any_of(live_.begin(), live_.end(), [&](const NvMemory& m) { return m.handle == memory.handle; });
 }
 
 void NvSession::free(const NvMemory& memory) {

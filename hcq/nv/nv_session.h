@@ -60,6 +60,8 @@ class NvSession {
   // memory to 2 MiB: the GPU's large pages), at the next free GPU VA.
   NvMemory alloc(uint64_t size, bool system_memory);
   void free(const NvMemory& memory);
+  // Whether `memory` is an allocation of this session not freed yet.
+  bool owns(const NvMemory& memory) const;
 
   NvChannel& compute() { return compute_; }
   NvChannel& copy() { return copy_; }
@@ -71,6 +73,9 @@ class NvSession {
   // first: a kernel's access to an unmapped address, with the address. Throws naming why when there is no debugger.
   std::vector<ki::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY> mmu_faults();
   const std::string& driver_version() const { return driver_version_; }
+  // Frees the channel group and with it both channels: RM disables and preempts them, and the GPU fetches nothing
+  // more from them (a kernel running on one is abandoned). Memory stays allocated. The destructor does this first.
+  void stop_channels();
   ki::NvRm& rm() { return *rm_; }
 
  private:

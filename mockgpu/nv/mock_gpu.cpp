@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "mockgpu/nv/mock_gpu_channel.h"
+#include "mockgpu/nv/ptx_sm.h"
 
 namespace doorbell::mockgpu::nv {
 
@@ -15,12 +16,44 @@ constexpr uint32_t kYieldPollsBeforeSleep = 256;  // idle polls that yield the c
 
 MockNvGpu::MockNvGpu(MockNvDriver& driver, Options options)
     : driver_(driver), options_(options), programs_(std::make_unique<ProgramCache>()) {
+  driver_.set_preempt_hook([this](const std::vector<MockChannel>& channels, bool stopping) { preempt(channels, stopping); });
   thread_ = std::thread([this] { run(); });
 }
 
 MockNvGpu::~MockNvGpu() {
-  stop_.store(true);
+  driver_.set_preempt_hook(nullptr);
+  {
+    std::lock_guard lock(preempt_mutex_);
+    stop_.store(true);
+    preempt_.store(true);  // a kernel still running stops at its next preemption point
+  }
   if (thread_.joinable()) thread_.join();
+}
+
+void MockNvGpu::preempt(const std::vector<MockChannel>& channels, bool stopping) {
+  std::lock_guard lock(preempt_mutex_);
+  for (const MockChannel& c : channels) {
+    if (stopping) {
+      stopping_tokens_.insert(c.work_submit_token);
+      if (running_token_ == c.work_submit_token) preempt_.store(true);
+    } else if (auto it = stopping_tokens_.find(c.work_submit_token); it != stopping_tokens_.end()) {
+      stopping_tokens_.erase(it);
+    }
+  }
+}
+
+bool MockNvGpu::begin_running(uint32_t work_submit_token) {
+  std::lock_guard lock(preempt_mutex_);
+  if (stopping_tokens_.contains(work_submit_token) || stop_.load()) return false;
+  running_token_ = work_submit_token;
+  preempt_.store(false);
+  return true;
+}
+
+void MockNvGpu::end_running() {
+  std::lock_guard lock(preempt_mutex_);
+  running_token_.reset();
+  preempt_.store(false);
 }
 
 std::vector<std::string> MockNvGpu::faults() const {
@@ -47,6 +80,8 @@ MockNvGpuStats MockNvGpu::stats() const {
   s.semaphore_releases = stats_.semaphore_releases.load();
   s.semaphore_acquires = stats_.semaphore_acquires.load();
   s.non_stall_interrupts = stats_.non_stall_interrupts.load();
+  s.blocks = stats_.blocks.load();
+  s.preemptions = stats_.preemptions.load();
   return s;
 }
 
@@ -111,11 +146,20 @@ MockNvGpu::ScanResult MockNvGpu::scan_channels() {
     }
     ChannelState& channel = *slot;
     channel.info = info;
-    if (channel.faulted) continue;
+    if (channel.faulted || channel.stopped) continue;
+    if (!begin_running(info.work_submit_token)) continue;  // RM is freeing it: the GPU no longer fetches from it
+    struct EndRunning {
+      MockNvGpu& gpu;
+      ~EndRunning() { gpu.end_running(); }
+    } end_running{*this};
     try {
       const cp::ChannelExecutor::Result r = cp::ChannelExecutor(*this, channel).run();
       result.progressed |= r.progressed;
       result.stalled |= r.stalled;
+    } catch (const PtxPreempted&) {
+      // RM is freeing the channel: its work is abandoned where it stood, and it runs nothing more.
+      channel.stopped = true;
+      stats_.preemptions.fetch_add(1, std::memory_order_relaxed);
     } catch (const cp::SmMmuFault& e) {
       fault(channel, e.what(), &e.fault);
     } catch (const std::exception& e) {

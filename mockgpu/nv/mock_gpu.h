@@ -16,7 +16,9 @@
 // channel for good; the other channels keep running. The host learns of it as from hardware: RM's NvNotification in
 // the channel's error notifier (hObjectError) and, for a kernel's access to an unmapped address (an SM's MMU fault),
 // the fault RM records for the channel's compute context, which NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO on a
-// GT200_DEBUGGER reads back. For tests of the emulator itself, each fault's message (naming the channel, the method
+// GT200_DEBUGGER reads back. A channel that RM is freeing is preempted (MockNvDriver's preempt hook): a kernel running
+// on it stops at its next preemption point (a block's start, a taken branch, the next QMD of a chain) and the channel
+// runs nothing more; that is no fault and writes no notifier. For tests of the emulator itself, each fault's message (naming the channel, the method
 // or structure and the address) is also kept here (faults(), the callback); no device reads those.
 #pragma once
 
@@ -27,6 +29,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,6 +51,8 @@ struct MockNvGpuStats {
   uint64_t semaphore_releases = 0;  // host, copy-engine and QMD releases
   uint64_t semaphore_acquires = 0;  // acquires that passed
   uint64_t non_stall_interrupts = 0;
+  uint64_t blocks = 0;       // thread blocks (CTAs) that ran to their end
+  uint64_t preemptions = 0;  // launches abandoned because RM freed their channel
 };
 
 namespace cp {
@@ -88,6 +94,12 @@ class MockNvGpu {
   void fault(ChannelState& channel, const std::string& message,
              const kernel_interface::nvidia::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY* mmu_fault = nullptr);
 
+  // The preempt hook: channels RM is about to free (stopping) or has freed.
+  void preempt(const std::vector<MockChannel>& channels, bool stopping);
+  // Whether the channel may run (RM is not freeing it); when it may, it becomes the one preempt() stops.
+  bool begin_running(uint32_t work_submit_token);
+  void end_running();
+
   MockNvDriver& driver_;
   Options options_;
   std::map<uint32_t, std::unique_ptr<ChannelState>> channels_;  // by work-submit token; GPU thread only
@@ -100,9 +112,14 @@ class MockNvGpu {
 
   struct AtomicStats {
     std::atomic<uint64_t> gpfifo_entries{0}, methods{0}, launches{0}, copies{0}, semaphore_releases{0},
-        semaphore_acquires{0}, non_stall_interrupts{0};
+        semaphore_acquires{0}, non_stall_interrupts{0}, blocks{0}, preemptions{0};
   };
   AtomicStats stats_;
+
+  std::mutex preempt_mutex_;                  // guards stopping_tokens_ and running_token_
+  std::multiset<uint32_t> stopping_tokens_;   // channels RM is freeing (one entry per free in progress)
+  std::optional<uint32_t> running_token_;     // the channel the GPU thread runs now
+  std::atomic<bool> preempt_{false};          // set when RM frees the running channel; the SM polls it
   friend class cp::ChannelExecutor;
 
   std::atomic<bool> stop_{false};

@@ -51,6 +51,7 @@ void release_semaphore(GpuMemory& memory, const std::string& what, uint64_t va, 
 struct MockNvGpu::ChannelState {
   MockChannel info;
   bool faulted = false;
+  bool stopped = false;  // preempted because RM frees it: runs nothing more
   uint32_t gp_get = 0;  // next GP entry to run; mirrored into USERD GPGet as entries complete
 
   // The pushbuffer segment being run and the method header being consumed (kept across a stalled acquire).

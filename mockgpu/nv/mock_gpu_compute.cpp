@@ -93,6 +93,7 @@ void ChannelExecutor::launch(uint32_t cls, uint64_t qmd_va) {
       fail("QMD chain from the launch passed " + std::to_string(kMaxQmdChain) +
            " dependent QMDs; expected a chain that ends (a QMD that depends on itself loops)");
     }
+    if (gpu_.preempt_.load(std::memory_order_relaxed)) throw PtxPreempted{};  // between the QMDs of a chain
     const std::string where = "QMD " + std::string(layout->version) + " at " + hex(qmd_va);
     require_aligned("QMD", qmd_va, 256);
     std::vector<uint32_t> words(layout->words);
@@ -211,8 +212,11 @@ void ChannelExecutor::run_grid(const Qmd& q, const std::string& where) {
   GpuGlobalMemory global(memory_);
   const std::string launch = kernel + " (grid " + dims(q.grid) + ", block " + dims(q.block) + "): ";
   try {
+    PtxRunOptions options;
+    options.preempt = &gpu_.preempt_;
+    options.blocks_completed = &gpu_.stats_.blocks;
     run_kernel(*program, entry.name, {q.grid[0], q.grid[1], q.grid[2]}, {q.block[0], q.block[1], q.block[2]}, params,
-               dynamic_shared, global);
+               dynamic_shared, global, options);
   } catch (const PtxFault& e) {
     if (!e.unmapped) fail(launch + e.what());
     // No page table entry maps the address (fault_invalidPte), read or written through its virtual address.

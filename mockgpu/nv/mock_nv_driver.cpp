@@ -60,15 +60,39 @@ int MockNvDriver::open(const std::string& path, int flags) {
   return fd;
 }
 
+void MockNvDriver::set_preempt_hook(PreemptHook hook) {
+  std::lock_guard lock(preempt_mutex_);
+  preempt_hook_ = std::move(hook);
+}
+
+void MockNvDriver::preempt(const std::vector<MockChannel>& channels, bool stopping) {
+  if (channels.empty()) return;
+  std::lock_guard lock(preempt_mutex_);
+  if (preempt_hook_) preempt_hook_(channels, stopping);
+}
+
 int MockNvDriver::close(int fd) {
-  std::lock_guard execution(execution_mutex_);  // closing a control fd frees its clients
-  std::lock_guard lock(mutex_);
-  auto it = files_.find(fd);
-  if (it == files_.end()) return -EBADF;
-  if (it->second.kind == FileKind::kControl) rm_.free_clients_of_fd(fd);  // RM frees a closed fd's clients
-  if (it->second.kind == FileKind::kUvm) uvm_.close_fd(fd);
-  files_.erase(it);
-  return 0;
+  std::vector<MockChannel> going;
+  {
+    std::lock_guard lock(mutex_);
+    if (is_ctl_fd_locked(fd)) going = rm_.channels_of_fd(fd);
+  }
+  preempt(going, true);
+  int result = 0;
+  {
+    std::lock_guard execution(execution_mutex_);  // closing a control fd frees its clients
+    std::lock_guard lock(mutex_);
+    auto it = files_.find(fd);
+    if (it == files_.end()) {
+      result = -EBADF;
+    } else {
+      if (it->second.kind == FileKind::kControl) rm_.free_clients_of_fd(fd);  // RM frees a closed fd's clients
+      if (it->second.kind == FileKind::kUvm) uvm_.close_fd(fd);
+      files_.erase(it);
+    }
+  }
+  preempt(going, false);
+  return result;
 }
 
 ssize_t MockNvDriver::read(int fd, void* buffer, std::size_t length) {
@@ -85,9 +109,29 @@ ssize_t MockNvDriver::read(int fd, void* buffer, std::size_t length) {
 }
 
 int MockNvDriver::ioctl(int fd, unsigned long request, void* arg) {
-  std::unique_lock<std::mutex> execution;
-  if (nv_ioctl_magic(request) == NV_IOCTL_MAGIC && nv_ioctl_nr(request) == NV_ESC_RM_FREE)
-    execution = std::unique_lock(execution_mutex_);  // the GPU finishes what it runs before RM frees anything
+  if (nv_ioctl_magic(request) == NV_IOCTL_MAGIC && nv_ioctl_nr(request) == NV_ESC_RM_FREE && arg != nullptr &&
+      nv_ioctl_size(request) == sizeof(NVOS00_PARAMETERS)) {
+    // RM preempts the channels the free takes down, then frees once the GPU is off them (and, in the mock, once it
+    // finished what it runs on the others: the free may unmap memory they read).
+    const auto& free = *static_cast<const NVOS00_PARAMETERS*>(arg);
+    std::vector<MockChannel> going;
+    {
+      std::lock_guard lock(mutex_);
+      going = rm_.channels_freed_with(free.hRoot, free.hObjectOld);
+    }
+    preempt(going, true);
+    int result = 0;
+    {
+      std::lock_guard execution(execution_mutex_);
+      result = locked_ioctl(fd, request, arg);
+    }
+    preempt(going, false);
+    return result;
+  }
+  return locked_ioctl(fd, request, arg);
+}
+
+int MockNvDriver::locked_ioctl(int fd, unsigned long request, void* arg) {
   std::lock_guard lock(mutex_);
   auto it = files_.find(fd);
   if (it == files_.end()) return -EBADF;

@@ -10,9 +10,14 @@
 // RM stops a channel before it frees what the channel uses: here the GPU holds execution_mutex() while it runs
 // channels, and the calls that free memory or channels (RM_FREE, closing a control fd) take it first, so the GPU
 // never reads memory freed under it. Order: execution_mutex(), then the driver's mutex.
+// A free that takes channels down (RM_FREE of a channel or of an object above one, closing a control fd) first
+// preempts them, as RM disables and preempts a channel before it frees it (the GPU stops fetching from it): the
+// preempt hook (the GPU's) is told which channels are going before the free waits for execution_mutex(), so a kernel
+// running on one of them stops at its next preemption point instead of holding the free until it ends.
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -59,6 +64,10 @@ class MockNvDriver final : public kernel_interface::SyscallSeam {
   std::uint32_t* doorbell_register();
   std::optional<std::uint32_t> take_doorbell();
   std::optional<std::uint32_t> wait_doorbell(std::chrono::nanoseconds timeout);
+  // Called with the channels a free is about to take down (stopping true) before it waits for execution_mutex(),
+  // and again with the same channels (stopping false) once they are freed. Set by the GPU; empty to remove.
+  using PreemptHook = std::function<void(const std::vector<MockChannel>& channels, bool stopping)>;
+  void set_preempt_hook(PreemptHook hook);
   // An SM's MMU fault on a channel, for RM to record (MockRm::record_mmu_fault).
   void record_mmu_fault(NvHandle client, NvHandle channel,
                         const kernel_interface::nvidia::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY& fault);
@@ -78,10 +87,14 @@ class MockNvDriver final : public kernel_interface::SyscallSeam {
   };
 
   bool is_ctl_fd_locked(int fd) const;
+  int locked_ioctl(int fd, unsigned long request, void* arg);
+  void preempt(const std::vector<MockChannel>& channels, bool stopping);
   int rm_escape(int fd, OpenFile& file, unsigned long request, void* arg);
 
   MockGpuConfig config_;
   std::mutex execution_mutex_;
+  std::mutex preempt_mutex_;  // guards preempt_hook_ and is held while it runs
+  PreemptHook preempt_hook_;
   mutable std::mutex mutex_;
   GpuMemory gpu_memory_;
   MockRm rm_;

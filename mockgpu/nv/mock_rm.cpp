@@ -217,7 +217,7 @@ NV_STATUS MockRm::construct_memory(Object& object, void* params) {
   const NvU64 size = align_up(p->size, kPageSize);
   if (size < p->size || size > gpu_.vram_bytes - vram_in_use_) return NV_ERR_NO_MEMORY;
   try {
-    object.backing = std::make_unique<SharedBacking>(size, "nv-memory-" + hex(object.handle));
+    object.backing = std::make_shared<SharedBacking>(size, "nv-memory-" + hex(object.handle));
   } catch (const std::exception&) {
     return NV_ERR_NO_MEMORY;
   }
@@ -258,6 +258,7 @@ NV_STATUS MockRm::construct_channel(Client& client, Object& object, const Object
     const Object* notifier = find(client.handle, p->hObjectError);
     if (notifier->size < 16) return NV_ERR_INVALID_OBJECT_HANDLE;  // one NvNotification at least
     channel.error_notifier = notifier->host;
+    if (notifier->backing) channel.memory.push_back(notifier->backing);
   }
   if (channel.userd_memory != 0) {
     const Object* userd = find(client.handle, channel.userd_memory);
@@ -266,14 +267,16 @@ NV_STATUS MockRm::construct_channel(Client& client, Object& object, const Object
       return NV_ERR_INVALID_OFFSET;
     }
     channel.userd = userd->host + channel.userd_offset;
+    if (userd->backing) channel.memory.push_back(userd->backing);
   } else {
     // RM allocates USERD itself when the caller gives none.
     try {
-      object.internal_userd = std::make_unique<SharedBacking>(kPageSize, "nv-userd-" + hex(object.handle));
+      object.internal_userd = std::make_shared<SharedBacking>(kPageSize, "nv-userd-" + hex(object.handle));
     } catch (const std::exception&) {
       return NV_ERR_NO_MEMORY;
     }
     channel.userd = object.internal_userd->data();
+    channel.memory.push_back(object.internal_userd);
   }
   channel.work_submit_token = next_channel_id_++;
   channel.scheduled = parent.scheduled;
@@ -514,6 +517,33 @@ std::vector<MockChannel> MockRm::channels() const {
     return a.work_submit_token < b.work_submit_token;
   });
   return all;
+}
+
+std::vector<MockChannel> MockRm::channels_freed_with(NvHandle client, NvHandle handle) const {
+  std::vector<MockChannel> found;
+  const Client* owner = find_client(client);
+  if (owner == nullptr) return found;
+  std::vector<NvHandle> pending = {handle};
+  while (!pending.empty()) {
+    const NvHandle at = pending.back();
+    pending.pop_back();
+    auto it = owner->objects.find(at);
+    if (it == owner->objects.end()) continue;
+    if (it->second.channel) found.push_back(*it->second.channel);
+    pending.insert(pending.end(), it->second.children.begin(), it->second.children.end());
+  }
+  return found;
+}
+
+std::vector<MockChannel> MockRm::channels_of_fd(int ctl_fd) const {
+  std::vector<MockChannel> found;
+  for (const auto& [handle, client] : clients_) {
+    if (client->ctl_fd != ctl_fd) continue;
+    for (const auto& [object_handle, object] : client->objects) {
+      if (object.channel) found.push_back(*object.channel);
+    }
+  }
+  return found;
 }
 
 std::optional<MockChannel> MockRm::channel_by_token(NvU32 token) const {

@@ -45,12 +45,16 @@ struct MockChannel {
   NvU32 gpfifo_entries = 0;
   NvHandle userd_memory = 0;   // hUserdMemory[0]
   NvU64 userd_offset = 0;      // userdOffset[0]
-  // Host address of USERD (GPPut at +0x8c, GPGet at +0x88); valid until the USERD memory object is freed.
+  // Host address of USERD (GPPut at +0x8c, GPGet at +0x88); valid as long as the channel (see `memory`).
   std::uint8_t* userd = nullptr;
   bool scheduled = false;      // GPFIFO_SCHEDULE(bEnable) on its group or itself
   // Host address of the error notifier (hObjectError's memory), where RM writes an NvNotification when the channel
-  // faults; null when the channel has none. Valid until that memory object is freed.
+  // faults; null when the channel has none. Valid as long as the channel (see `memory`).
   std::uint8_t* error_notifier = nullptr;
+  // The bytes of its USERD and error notifier memory objects: RM's channel holds references to their memory
+  // descriptors, so freeing those objects first leaves the bytes to the channel until it is freed (and the GPU
+  // never writes a notifier into freed memory).
+  std::vector<std::shared_ptr<SharedBacking>> memory;
   std::vector<NvU32> engine_classes;  // compute/copy objects allocated on it, in order
   std::vector<NvHandle> engine_objects;
 };
@@ -98,6 +102,10 @@ class MockRm {
   void record_mmu_fault(NvHandle client, NvHandle channel,
                         const kernel_interface::nvidia::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY& fault);
   std::optional<MockChannel> channel_by_token(NvU32 token) const;
+  // The channels an RM_FREE of `handle` takes down (it and its descendants), and those of the clients a close of
+  // `ctl_fd` frees: RM preempts them before it frees anything (MockNvDriver's preempt hook).
+  std::vector<MockChannel> channels_freed_with(NvHandle client, NvHandle handle) const;
+  std::vector<MockChannel> channels_of_fd(int ctl_fd) const;
   UsermodeRegion& usermode() { return usermode_; }
   std::size_t object_count() const;
   bool has_object(NvHandle client, NvHandle handle) const;

@@ -17,7 +17,7 @@ struct MockRm::Object {
   NvU32 hclass = 0;
   std::vector<NvHandle> children;
   // Memory objects: the bytes (own backing, or user memory for an OS descriptor) and their size.
-  std::unique_ptr<SharedBacking> backing;
+  std::shared_ptr<SharedBacking> backing;  // shared with the channels whose USERD or error notifier lives in it
   std::uint8_t* host = nullptr;
   NvU64 size = 0;
   // NV01_MEMORY_VIRTUAL: the VA window and the next VA handed out to an unfixed mapping.
@@ -27,7 +27,7 @@ struct MockRm::Object {
   // Channel groups: scheduled; channels: their description.
   bool scheduled = false;
   std::optional<MockChannel> channel;
-  std::unique_ptr<SharedBacking> internal_userd;
+  std::shared_ptr<SharedBacking> internal_userd;
   // Channels: the MMU faults of its SMs, oldest first (RM keeps them with the channel's graphics context).
   std::deque<kernel_interface::nvidia::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY> mmu_faults;
   // GT200_DEBUGGER: the compute object it debugs (hAppClient, hClass3dObject).

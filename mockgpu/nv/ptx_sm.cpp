@@ -211,13 +211,19 @@ class Launch {
       for (uint32_t by = 0; by < grid_.y; by++)
         for (uint32_t bx = 0; bx < grid_.x; bx++) {
           tmpl[kSlotCtaid] = bx, tmpl[kSlotCtaid + 1] = by, tmpl[kSlotCtaid + 2] = bz;
+          check_preempt();
           run_block(tmpl);
+          if (opt_.blocks_completed != nullptr) opt_.blocks_completed->fetch_add(1, std::memory_order_relaxed);
         }
   }
 
   uint64_t instructions = 0;
 
  private:
+  void check_preempt() const {
+    if (opt_.preempt != nullptr && opt_.preempt->load(std::memory_order_relaxed)) throw PtxPreempted{};
+  }
+
   void init_thread(uint64_t* s, const std::vector<uint64_t>& tmpl, size_t t) const {
     std::memcpy(s, tmpl.data(), slots_ * sizeof(uint64_t));
     s[kSlotTid] = t % block_.x;
@@ -523,6 +529,7 @@ class Launch {
         case PtxOp::Bra:
           if (++branches > opt_.max_branches_per_thread)
             fault("the thread took more than " + std::to_string(opt_.max_branches_per_thread) + " branches (a loop that does not end?)", pc);
+          check_preempt();
           pc = static_cast<uint32_t>(in.imm);
           continue;
         case PtxOp::Bar:

@@ -8,6 +8,7 @@
 // instruction with its line and the thread (block and thread index); an unmapped global access also carries the
 // address and direction, which the command processor reports as an MMU fault.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -54,9 +55,18 @@ struct PtxDim3 {
   uint64_t count() const { return uint64_t{x} * y * z; }
 };
 
+// Thrown out of run_kernel when `PtxRunOptions::preempt` was set: the launch was abandoned, which is no fault (the
+// command processor preempts a channel that RM frees). Not a std::exception, so that no handler turns it into one.
+struct PtxPreempted {};
+
 struct PtxRunOptions {
   // Taken branches a thread may execute before the launch is declared hung (a fault, not a hang).
   uint64_t max_branches_per_thread = uint64_t{1} << 32;
+  // Preemption points: at the start of every block and at every taken branch the SM reads this flag and, when it
+  // is set, abandons the launch (PtxPreempted).
+  const std::atomic<bool>* preempt = nullptr;
+  // Counts the blocks that ran to their end (the emulator's progress counter).
+  std::atomic<uint64_t>* blocks_completed = nullptr;
 };
 
 struct PtxRunStats {

@@ -302,6 +302,58 @@ TEST(NvDevice, ACopyFromUnmappedMemoryFaultsThroughTheNotifierWithoutAnAddress) 
   }
 }
 
+// Memory is let go while a submitted kernel may still touch it (as unwinding does after a wait timed out): the
+// device keeps it until the signal after that submission passed, so the kernel runs on live memory.
+TEST(NvDevice, BuffersFreedWhileAQueuedKernelWaitsAreKeptUntilItRan) {
+  std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
+  UOp linear = (Tensor::empty({64}) + 1).schedule_linear();
+  Loaded k = load_on(*d, linear.src(0));
+  NvMemory out = d->alloc(256), in = d->alloc(256);
+  Signal& gate = d->new_signal("gate");
+  Signal& done = d->new_signal("kernel after the frees");
+  HWQueue().wait(gate, 1).exec(*k.program, std::vector<uint64_t>{out.va, in.va}, k.grid, k.block).signal(done, 1).submit(*d);
+  d->free(out);
+  d->free(in);
+  EXPECT_EQ(d->retired_count(), 2u) << "the queued kernel may still touch them";
+  EXPECT_THROW(d->free(out), std::invalid_argument) << "a second free of the same memory";
+  gate.set(1);
+  done.wait(1, std::chrono::milliseconds(20000));  // threw "the device faulted" when the frees unmapped them at once
+  EXPECT_EQ(d->fault_report(), "");
+  Signal& later = d->new_signal("a later submission");
+  HWQueue().signal(later, 1).submit(*d);
+  later.wait(1, std::chrono::milliseconds(20000));  // the progress release of the kernel's submission came before it
+  EXPECT_EQ(d->retired_count(), 0u) << "freed once the submission that could touch them completed";
+}
+
+// A bound queue's pushbuffer lives in GPU memory: destroying the queue while the GPU waits inside it must not pull
+// the pushbuffer from under the channel.
+TEST(NvDevice, ABoundQueueDestroyedWhileItsSubmissionWaitsStillRunsToItsEnd) {
+  std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
+  Signal& gate = d->new_signal("gate");
+  Signal& done = d->new_signal("after the bound queue's wait");
+  {
+    HWQueue q;
+    q.wait(gate, 1).signal(done, 1).bind(*d);
+    q.submit(*d);
+  }
+  gate.set(1);
+  done.wait(1, std::chrono::milliseconds(20000));  // threw "the device faulted" when the pushbuffer was freed at once
+  EXPECT_EQ(d->fault_report(), "");
+}
+
+// What a faulted channel may touch is never known to be done with: it stays until the device is destroyed.
+TEST(NvDevice, MemoryFreedBehindAFaultedKernelIsKeptUntilTheDeviceIsDestroyed) {
+  std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
+  UOp linear = (Tensor::empty({64}) + 1).schedule_linear();
+  Loaded k = load_on(*d, linear.src(0));
+  NvMemory out = d->alloc(256);
+  Signal& done = d->new_signal("after fault");
+  HWQueue().exec(*k.program, std::vector<uint64_t>{out.va, 0xdead0000}, k.grid, k.block).signal(done, 1).submit(*d);
+  d->free(out);
+  EXPECT_THROW(done.wait(1, std::chrono::milliseconds(20000)), std::runtime_error);
+  EXPECT_EQ(d->retired_count(), 1u);
+}
+
 TEST(NvDevice, WithoutAFaultTheReportIsEmpty) {
   EXPECT_EQ(device().fault_report(), "");
   EXPECT_TRUE(device().session().mmu_faults().empty());
@@ -376,6 +428,63 @@ TEST(NvDeviceAmpere, AGpuWithoutAnyClassWeDriveIsAnErrorListingItsClasses) {
     EXPECT_NE(m.find("no GPFIFO channel class"), std::string::npos) << m;
     EXPECT_NE(m.find("0xc36f"), std::string::npos) << m;
   }
+}
+
+}  // namespace
+}  // namespace doorbell::nv
+
+namespace doorbell::nv {
+namespace {
+
+// A seam that forwards to an emulated machine the test keeps: the GPU's counters outlive the device.
+class BorrowedSeam final : public kernel_interface::SyscallSeam {
+ public:
+  explicit BorrowedSeam(mockgpu::nv::MockNvSeam& seam) : seam_(seam) {}
+  int open(const std::string& path, int flags) override { return seam_.open(path, flags); }
+  int ioctl(int fd, unsigned long request, void* arg) override { return seam_.ioctl(fd, request, arg); }
+  ssize_t read(int fd, void* buffer, std::size_t length) override { return seam_.read(fd, buffer, length); }
+  void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset, int* error) override {
+    return seam_.mmap(addr, length, prot, flags, fd, offset, error);
+  }
+  int munmap(void* addr, std::size_t length) override { return seam_.munmap(addr, length); }
+  int close(int fd) override { return seam_.close(fd); }
+  bool emulated() const override { return true; }
+
+ private:
+  mockgpu::nv::MockNvSeam& seam_;
+};
+
+// A device destroyed while a kernel runs stops its channels the way RM does when it frees them: the emulator
+// preempts the kernel, teardown does not wait for it, nothing faults, and the machine takes a new device.
+TEST(NvDeviceTeardown, DestroyingTheDeviceMidKernelPreemptsTheKernelAndTheGpuTakesANewDevice) {
+  mockgpu::nv::MockNvSeam machine;
+  auto d = NvDevice::open(std::make_unique<BorrowedSeam>(machine));
+  // 512x512 by 512x512: seconds of interpretation, in many blocks.
+  UOp linear = Tensor::empty({512, 512}).matmul(Tensor::empty({512, 512})).schedule_linear();
+  Loaded k = load_on(*d, linear.src(0));
+  const uint64_t blocks = uint64_t{k.grid[0]} * k.grid[1] * k.grid[2];
+  ASSERT_GE(blocks, 16u);
+  NvMemory out = d->alloc(512 * 512 * 4), x = d->alloc(512 * 512 * 4), y = d->alloc(512 * 512 * 4);
+  Signal& done = d->new_signal("long kernel done");
+  HWQueue().exec(*k.program, std::vector<uint64_t>{out.va, x.va, y.va}, k.grid, k.block).signal(done, 1).submit(*d);
+  // The kernel is running once its first block completed (bounded, so that a GPU that never starts fails the test).
+  const int64_t give_up = monotonic_ns() + int64_t{20'000'000'000};
+  while (machine.gpu().stats().blocks == 0 && machine.gpu().faults().empty() && monotonic_ns() < give_up)
+    std::this_thread::yield();
+  ASSERT_TRUE(machine.gpu().faults().empty()) << machine.gpu().faults().front();
+  ASSERT_GT(machine.gpu().stats().blocks, 0u) << "the kernel never started";
+  d.reset();
+  const mockgpu::nv::MockNvGpuStats after = machine.gpu().stats();
+  EXPECT_LT(after.blocks, blocks) << "teardown waited for the kernel to finish all its blocks";
+  EXPECT_EQ(after.preemptions, 1u) << "the kernel was preempted when RM freed its channel";
+  EXPECT_TRUE(machine.gpu().faults().empty()) << machine.gpu().faults().front();
+  EXPECT_EQ(machine.driver().rm_object_count(), 0u) << "the device freed everything it allocated";
+
+  auto again = NvDevice::open(std::make_unique<BorrowedSeam>(machine));
+  Signal& s = again->new_signal("after teardown");
+  HWQueue().signal(s, 7).submit(*again);
+  s.wait(7);
+  EXPECT_EQ(s.value(), 7u);
 }
 
 }  // namespace

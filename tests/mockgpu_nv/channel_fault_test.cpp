@@ -155,6 +155,16 @@ TEST_F(MockNvGpuFaultTest, FaultsOutsideTheSmsReachTheNotifierButNotTheDebugger)
   EXPECT_EQ(read_mmu_fault_info().count, 0u);
 }
 
+// RM's channel holds its error notifier's memory: freeing that memory object first leaves the bytes to the channel,
+// so a later fault writes the notification into them (the host's own mapping still shows it), not into freed memory.
+TEST_F(MockNvGpuFaultTest, AFaultAfterTheNotifierMemoryWasFreedWritesIntoTheBytesTheChannelKept) {
+  bring_.rm.free(bring_.notifier.memory, bring_.nvdevice);
+  EXPECT_FALSE(bring_.driver.rm_has_object(bring_.root, bring_.notifier.memory));
+  submit(compute_, nv::encode_semaphore_release(HOPPER_CHANNEL_GPFIFO_A, 0x7000000000ull, 1, true));
+  compute_fault();
+  EXPECT_EQ(error_notification().info32, 13u);
+}
+
 TEST_F(MockNvGpuFaultTest, SharedMemorySizeBelowTheKernelsStaticSharedArraysFaultsNamingBoth) {
   const std::string ptx = R"(.version 8.0
 .target sm_90

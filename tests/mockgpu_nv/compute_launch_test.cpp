@@ -199,3 +199,57 @@ TEST_F(MockNvGpuComputeTest, ProgramTextChangedAtTheSameAddressIsReparsed) {
 
 }  // namespace
 }  // namespace doorbell::mockgpu_nv_test
+
+namespace doorbell::mockgpu_nv_test {
+
+// Each thread counts to `n` and stores the count at out[ctaid.x]: a kernel as long as the test asks for.
+inline const char* kCountPtx = R"(.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry count(
+	.param .u64 out,
+	.param .u64 n
+)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<2>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [out];
+	ld.param.u64 %rd2, [n];
+	mov.u64 %rd3, 0;
+$L__loop:
+	add.s64 %rd3, %rd3, 1;
+	setp.lt.u64 %p1, %rd3, %rd2;
+	@%p1 bra $L__loop;
+	mov.u32 %r1, %ctaid.x;
+	mul.wide.u32 %rd4, %r1, 8;
+	add.s64 %rd5, %rd1, %rd4;
+	st.global.u64 [%rd5], %rd3;
+	ret;
+}
+)";
+
+// RM preempts a channel it frees (the GPU stops fetching from it): the kernel running on it is abandoned at its next
+// preemption point instead of holding the free until its last block, that is no fault, and the copy channel runs on.
+TEST_F(MockNvGpuComputeTest, FreeingAChannelPreemptsTheKernelRunningOnItAndTheOtherChannelRunsOn) {
+  constexpr uint32_t kBlocks = 4096;
+  const Block out = take(kBlocks * 8);
+  KernelLaunch k{kCountPtx, {out.va, 1u << 16}, {kBlocks, 1, 1}, {1, 1, 1}};
+  submit(compute_, launch_words(place_launch(k)));
+  ASSERT_TRUE(eventually([&] { return gpu_->stats().blocks > 0 || !gpu_->faults().empty(); }));
+  ASSERT_EQ(first_fault(), "");
+  EXPECT_EQ(load64(out.cpu), 1u << 16) << "block 0 counted to n";
+  bring_.rm.free(bring_.compute_channel, bring_.channel_group);
+  const mockgpu::nv::MockNvGpuStats after = gpu_->stats();
+  EXPECT_LT(after.blocks, kBlocks) << "the free waited for the kernel's last block";
+  EXPECT_EQ(after.preemptions, 1u);
+  EXPECT_EQ(after.launches, 0u) << "the grid never completed";
+  EXPECT_EQ(first_fault(), "") << "a preempted kernel is no fault";
+  const Block sem = take(16);
+  submit(copy_, join({nv::encode_set_object(nv::kSubchannelCopy, nv::HOPPER_DMA_COPY_A),
+                      nv::encode_copy_semaphore_release(nv::HOPPER_DMA_COPY_A, sem.va, 9, true)}));
+  EXPECT_TRUE(wait_value(sem.cpu, 9));
+}
+
+}  // namespace doorbell::mockgpu_nv_test
