@@ -57,6 +57,27 @@ TEST(Threads, FourThreadsRealizingTheSameGraphOnFreshBuffersEachGetTheirOwnValue
   for (int i = 0; i < kThreads; i++) EXPECT_EQ(got[i], (std::vector<float>{2 * (i + k), 2 * (9 + k), 2 * (1 + k), 2 * (2 + k)}));
 }
 
+TEST(Threads, ClearingTheScheduleCacheWhileThreeThreadsHitItLeavesTheirSchedulesIntact) {
+  const float k = fresh_value();
+  std::atomic<int> finished{0};
+  on_threads([&](int i) {
+    if (i == 0) {  // clears until the others are done: a hit being resolved must outlive its entry
+      for (int n = 0; finished < kThreads - 1 || n < 20; n++) {
+        clear_schedule_cache();
+        std::this_thread::yield();
+      }
+      return;
+    }
+    for (int round = 0; round < 30; round++) {
+      Tensor x = Tensor(std::vector<float>{float(i), float(round)}).realize();
+      if ((x - k).tolist<float>() != std::vector<float>{i - k, round - k})
+        throw std::runtime_error("thread " + std::to_string(i) + " round " + std::to_string(round) + ": wrong values");
+    }
+    finished++;
+  });
+  EXPECT_EQ(finished.load(), kThreads - 1);
+}
+
 TEST(Threads, FourThreadsAssignIncrementingTheirOwnBuffer200TimesEndWithExactCounts) {
   std::vector<std::vector<int32_t>> got(kThreads);
   on_threads([&](int i) {
@@ -106,10 +127,10 @@ TEST(Threads, TwoThreadsRealizingTheSameLazyValueOfASharedTensorBothReadIt) {
   Tensor shared = Tensor(std::vector<float>{1.f, 2.f, 3.f}).realize();
   std::vector<std::vector<float>> got(kThreads);
   on_threads([&](int i) {
-    for (int round = 0; round < 20; round++) {
-      Tensor y = shared * k + float(round);
+    for (int round = 0; round < 20; round++) {  // one graph every round: compiled once, rebuilt and realized again
+      Tensor y = shared * k + 1.f;
       got[i] = y.tolist<float>();
-      if (got[i] != std::vector<float>{k + round, 2 * k + round, 3 * k + round})
+      if (got[i] != std::vector<float>{k + 1, 2 * k + 1, 3 * k + 1})
         throw std::runtime_error("thread " + std::to_string(i) + " round " + std::to_string(round) + ": wrong values");
     }
   });
