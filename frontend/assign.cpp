@@ -24,7 +24,9 @@ Tensor Tensor::assign(const Tensor& value) const {
     const UOp target = uop();
     if (v == target) return *this;
     // Nothing stored yet (a constant or an unrealized computation): the tensor simply becomes the value.
-    UOp next = base_buffer(target) ? UOp::make(Ops::AFTER, target.dtype(), {target, UOp::make(Ops::STORE, dtypes::void_, {target, v})}) : v;
+    UOp next = base_buffer(target)
+                   ? UOp::make(Ops::AFTER, target.dtype(), {target, UOp::make(Ops::STORE, dtypes::void_, {target, v})})
+                   : v;
     if (state_->replace(target, std::move(next))) return *this;
   }
 }

@@ -30,17 +30,22 @@ struct Tensor::State {
   }
   // Replaces the UOp only if it is still `expected` (another thread's rewrite may have come between the caller's
   // get() and this); returns whether it did.
+  // The UOp replaced is released after the lock (freeing a graph may free buffers).
   bool replace(const UOp& expected, UOp desired) {
     std::lock_guard lock(mu_);
     if (!(uop_ == expected)) return false;
-    uop_ = std::move(desired);
+    std::swap(uop_, desired);
     return true;
   }
   // Rewrites the UOp with f under the lock; writes only when f changes it.
   template <class F> void rewrite(F&& f) {
+    UOp old;  // destroyed after the lock is released
     std::lock_guard lock(mu_);
     if (!uop_) return;
-    if (UOp next = f(uop_); !(next == uop_)) uop_ = std::move(next);
+    if (UOp next = f(uop_); !(next == uop_)) {
+      old = std::move(uop_);
+      uop_ = std::move(next);
+    }
   }
 
   const std::optional<IntTuple> shape;  // nullopt for an empty handle
