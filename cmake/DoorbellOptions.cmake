@@ -7,6 +7,21 @@ if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
 endif()
 
 option(DOORBELL_SANITIZE "Build everything with ASan + UBSan" OFF)
+option(DOORBELL_TSAN "Build everything with ThreadSanitizer" OFF)
+if(DOORBELL_SANITIZE AND DOORBELL_TSAN)
+  message(FATAL_ERROR "DOORBELL_SANITIZE (ASan + UBSan) and DOORBELL_TSAN cannot be combined (the sanitizers exclude "
+                      "each other); configure a build directory for each")
+endif()
+if(DOORBELL_TSAN)
+  set(doorbell_tsan_flags -fsanitize=thread -fno-omit-frame-pointer)
+  add_compile_options(${doorbell_tsan_flags})
+  add_link_options(${doorbell_tsan_flags})
+  # GCC warns that TSan does not model a standalone std::atomic_thread_fence. Ours order a queue's memory-barrier
+  # command; what orders threads (signals, locks, the devices' job hand-off) is atomics and mutexes, which it models.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    add_compile_options(-Wno-tsan)
+  endif()
+endif()
 option(DOORBELL_WERROR "Treat compiler warnings as errors" OFF)
 
 if(NOT CMAKE_CXX_COMPILER_LAUNCHER)

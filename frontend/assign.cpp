@@ -17,16 +17,18 @@ Tensor Tensor::assign(const Tensor& value) const {
   if (value.dtype() != dtype())
     fail("assign", "a " + dtype().name() + " tensor cannot take a value of dtype " + value.dtype().name() +
                        "; expected equal dtypes (cast the value first)");
-  const UOp& target = uop();
-  if (value.uop() == target) return *this;
-  if (!base_buffer(target)) {
-    // Nothing is stored yet (a constant or an unrealized computation): the tensor simply becomes the value.
-    state_->uop = value.uop();
-    return *this;
+  const UOp v = value.uop();
+  // Another thread's realize may repoint this tensor between reading and writing it (when it stores an equal lazy
+  // value): then the assign is built again on what it holds now, so the write never undoes that realize.
+  for (;;) {
+    const UOp target = uop();
+    if (v == target) return *this;
+    // Nothing stored yet (a constant or an unrealized computation): the tensor simply becomes the value.
+    UOp next = base_buffer(target)
+                   ? UOp::make(Ops::AFTER, target.dtype(), {target, UOp::make(Ops::STORE, dtypes::void_, {target, v})})
+                   : v;
+    if (state_->replace(target, std::move(next))) return *this;
   }
-  UOp store = UOp::make(Ops::STORE, dtypes::void_, {target, value.uop()});
-  state_->uop = UOp::make(Ops::AFTER, target.dtype(), {target, store});
-  return *this;
 }
 
 Tensor Tensor::assign(Scalar value) const { return assign(full_like(*this, value)); }

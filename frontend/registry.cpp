@@ -20,13 +20,22 @@ Registry& registry() {
 
 }  // namespace
 
-Tensor::State::State(UOp u) : uop(std::move(u)) {
+Tensor::State::State(UOp u)
+    : shape(u && u.shape() ? std::optional<IntTuple>(*u.shape()) : std::nullopt),
+      dtype(u ? u.dtype() : dtypes::void_),
+      uop_(std::move(u)) {}
+
+std::shared_ptr<Tensor::State> Tensor::State::make(UOp u) {
+  std::shared_ptr<State> s(new State(std::move(u)));
+  // Linked only now: live_states() on another thread reads `self` as soon as the state is in the list.
+  s->self = s;
   Registry& r = registry();
   std::lock_guard lock(r.mu);
-  next = r.head;
-  if (next) next->prev = this;
-  r.head = this;
+  s->next = r.head;
+  if (s->next) s->next->prev = s.get();
+  r.head = s.get();
   r.count++;
+  return s;
 }
 
 Tensor::State::~State() {
@@ -48,7 +57,7 @@ std::vector<std::shared_ptr<Tensor::State>> live_states() {
   // A state whose last handle is going away is still linked until its destructor takes the lock; lock() then
   // gives null and it is skipped.
   for (Tensor::State* s = r.head; s; s = s->next)
-    if (auto sp = s->weak_from_this().lock()) out.push_back(std::move(sp));
+    if (auto sp = s->self.lock()) out.push_back(std::move(sp));
   return out;
 }
 

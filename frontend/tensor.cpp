@@ -32,7 +32,7 @@ void Tensor::throw_ragged(int64_t expected, int64_t got) {
   fail("Tensor", "rows have " + std::to_string(expected) + " and " + std::to_string(got) + " values; expected equal rows");
 }
 
-Tensor::Tensor() : state_(std::make_shared<State>(UOp())) {}
+Tensor::Tensor() : state_(State::make(UOp())) {}
 
 Tensor::Tensor(UOp uop) {
   if (!uop) fail("Tensor", "a null UOp has no value");
@@ -42,17 +42,29 @@ Tensor::Tensor(UOp uop) {
   if (uop.dtype() == dtypes::weakint && uop.shape()->empty()) uop = uop.cast(dtypes::int32);
   if (uop.dtype().is_weak() || uop.dtype().is_void())
     fail("Tensor", "cannot hold dtype " + uop.dtype().name() + "; expected a storage dtype");
-  state_ = std::make_shared<State>(std::move(uop));
+  state_ = State::make(std::move(uop));
 }
 
 // ---- queries ------------------------------------------------------------------------------------------------
 
-const UOp& Tensor::uop() const {
-  if (!state_->uop) fail("Tensor", "this handle is empty (default-constructed); expected a tensor");
-  return state_->uop;
+namespace {
+[[noreturn]] void throw_empty() { fail("Tensor", "this handle is empty (default-constructed); expected a tensor"); }
+}  // namespace
+
+UOp Tensor::uop() const {
+  UOp u = state_->get();
+  if (!u) throw_empty();
+  return u;
 }
-const IntTuple& Tensor::shape() const { return *uop().shape(); }
-DType Tensor::dtype() const { return uop().dtype(); }
+// Neither changes over a state's life (assign and realize keep both), so neither needs the state's lock.
+const IntTuple& Tensor::shape() const {
+  if (!state_->shape) throw_empty();
+  return *state_->shape;
+}
+DType Tensor::dtype() const {
+  if (!state_->shape) throw_empty();
+  return state_->dtype;
+}
 int64_t Tensor::numel() const { return frontend::prod(shape()); }
 int64_t Tensor::ndim() const { return static_cast<int64_t>(shape().size()); }
 int64_t Tensor::size(int64_t axis) const { return shape()[frontend::resolve_axis("size", axis, shape())]; }
@@ -60,7 +72,8 @@ int64_t Tensor::size(int64_t axis) const { return shape()[frontend::resolve_axis
 std::string Tensor::device() const {
   // The device of the first buffer the value is computed from (a result of NV buffers is NV's, as the scheduler
   // stores it there); a value of constants alone goes to the default device.
-  std::vector<const UOp*> stack{&uop()};
+  const UOp root = uop();
+  std::vector<const UOp*> stack{&root};
   NodeMap<char> seen(64);
   while (!stack.empty()) {
     const UOp& u = *stack.back();
@@ -85,8 +98,9 @@ void Tensor::apply_map_to_tensors(const std::vector<std::pair<UOp, UOp>>& become
   // One map for every tensor: graphs share most of their nodes, and each is rebuilt once.
   GraphMap map("becomes", [](const UOp& u, std::vector<UOp>& src) { return rebuilt(u, std::move(src)); });
   for (const auto& [from, to] : becomes) map.set(from, to);
-  for (const std::shared_ptr<State>& s : frontend::live_states())
-    if (s->uop) s->uop = map(s->uop);
+  // Each state is rewritten under its own lock, and written only when its graph holds a value stored here: a
+  // tensor another thread uses is touched only when it shares that value (equal lazy graphs are one graph).
+  for (const std::shared_ptr<State>& s : frontend::live_states()) s->rewrite([&](const UOp& u) { return map(u); });
 }
 
 ScheduleOptions schedule_options_for(const std::string& device_name) {

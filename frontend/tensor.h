@@ -187,7 +187,8 @@ class Tensor {
   static Tensor randn_like(const Tensor& t, std::optional<DType> dtype = std::nullopt);
 
   // ---- queries ------------------------------------------------------------------------------------------
-  const UOp& uop() const;
+  // The graph now (a copy: another thread's realize may repoint this tensor at a buffer meanwhile).
+  UOp uop() const;
   const IntTuple& shape() const;
   DType dtype() const;
   std::string device() const;

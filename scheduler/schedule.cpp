@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -36,7 +37,8 @@ struct KeyHash {
 
 struct Cache {
   std::mutex mu;
-  std::unordered_map<ContentKey, CachedSchedule, KeyHash> entries;
+  // Shared: a hit resolves outside the lock, and clear_schedule_cache() on another thread must not free it then.
+  std::unordered_map<ContentKey, std::shared_ptr<const CachedSchedule>, KeyHash> entries;
   bool enabled = [] {
     const char* e = std::getenv("SCACHE");
     return !(e && std::string(e) == "0");
@@ -211,18 +213,20 @@ ScheduleResult schedule(const std::vector<UOp>& outputs, const ScheduleOptions& 
   for (const UOp& o : outputs)
     if (!o) throw std::invalid_argument("schedule: an output is a null UOp");
   Normalized n = normalize_key(outputs, options);
-  const CachedSchedule* hit = nullptr;
-  CachedSchedule built;
+  std::shared_ptr<const CachedSchedule> hit;
   {
     std::lock_guard lock(cache().mu);
     if (cache().enabled)
-      if (auto it = cache().entries.find(n.key); it != cache().entries.end()) hit = &it->second;
+      if (auto it = cache().entries.find(n.key); it != cache().entries.end()) hit = it->second;
   }
   if (!hit) {
-    built = build(normalized_outputs(outputs, n), options, n.has_reduce);
-    std::lock_guard lock(cache().mu);
-    if (cache().enabled) hit = &cache().entries.emplace(n.key, std::move(built)).first->second;
-    else hit = &built;
+    // Built outside the lock so that other threads schedule meanwhile; two threads that miss on one key both
+    // build it, and the first entry stays (equal keys schedule to equal kernels).
+    hit = std::make_shared<const CachedSchedule>(build(normalized_outputs(outputs, n), options, n.has_reduce));
+    {
+      std::lock_guard lock(cache().mu);
+      if (cache().enabled) hit = cache().entries.emplace(n.key, hit).first->second;
+    }
     ScheduleResult r = resolve(*hit, n, outputs);
     if (debug_level() >= 1) print_summary(r, t0);
     return r;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every test: installs what is missing, builds build/release and runs the benchmarks registered with the label
 # `bench` there and `doorbell bench` (figures only), runs the NV device check on the emulated GPU in a build with every optional
-# dependency off (build/nv-check), then builds build/asan (ASan + UBSan, warnings are errors) and runs every ctest
-# test there. The tests run last so that ctest's closing summary counts all of them.
+# dependency off (build/nv-check), builds the hcq, frontend and scheduler tests with ThreadSanitizer (build/tsan) and
+# runs them, then builds build/asan (ASan + UBSan, warnings are errors) and runs every ctest test there. The ASan tests
+# run last so that ctest's closing summary counts all of them.
 # Exits non-zero when a build, a benchmark or a test fails.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -32,6 +33,16 @@ build/release/tools/doorbell bench --json build/release/bench-results/doorbell_b
 doorbell_say "running the NV device check on the emulated GPU (tests/device/nv_check.sh, MOCKGPU=1)"
 MOCKGPU=1 bash tests/device/nv_check.sh build/nv-check
 
+# ThreadSanitizer on a subset (build time): the hcq, frontend and scheduler test binaries of DOORBELL_TSAN_TARGETS,
+# with the threads stress tests (Threads.*, HcqThreads.*). Only those targets are built, so ctest knows only their
+# tests under these labels (the doorbell command's tests are labelled hcq too and left out: `doorbell` is not built).
+doorbell_build build/tsan "${DOORBELL_TSAN_OPTIONS[@]}" -- "${DOORBELL_TSAN_TARGETS[@]}"
+doorbell_say "running the ThreadSanitizer subset in build/tsan (${DOORBELL_TSAN_TARGETS[*]})"
+tsan_status=0
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+  ctest --test-dir build/tsan --output-on-failure -j2 -L '^(hcq|frontend|scheduler)$' -E '^doorbell_cli\.' ||
+  tsan_status=$?
+
 doorbell_build build/asan "${DOORBELL_ASAN_OPTIONS[@]}"
 doorbell_say "running every test in build/asan"
 ctest_status=0
@@ -51,7 +62,11 @@ if [[ -n "$summary" ]]; then
   skipped="$(grep -c ' (Skipped)$' build/asan/ctest-output.txt || true)"
   echo "tests: $((total - failed - skipped)) passed, $failed failed, $skipped skipped"
 fi
+if [[ $tsan_status -ne 0 ]]; then
+  echo "doorbell: tests failed in build/tsan (ctest exit code $tsan_status)" >&2
+fi
 if [[ $ctest_status -ne 0 ]]; then
   echo "doorbell: tests failed in build/asan (ctest exit code $ctest_status)" >&2
   exit "$ctest_status"
 fi
+if [[ $tsan_status -ne 0 ]]; then exit "$tsan_status"; fi
