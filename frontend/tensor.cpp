@@ -108,7 +108,9 @@ ScheduleOptions schedule_options_for(const std::string& device_name) {
   return {.split_leading_reduce = target.split_leading_reduce, .pack_matmul_panels = target.pack_matmul_panels};
 }
 
-UOp Tensor::schedule_linear(const std::vector<Tensor>& outputs) {
+namespace {
+
+ScheduleResult schedule_outputs(const std::vector<Tensor>& outputs) {
   std::vector<UOp> uops;
   uops.reserve(outputs.size());
   for (const Tensor& t : outputs) uops.push_back(t.uop());
@@ -121,7 +123,13 @@ UOp Tensor::schedule_linear(const std::vector<Tensor>& outputs) {
     if (((u.op() == Ops::AFTER && !u.is_bound_variable()) || u.op() == Ops::CONTIGUOUS) && seen.insert(u.get()).second) uops.push_back(u);
   // One option set per schedule: the first output's device's (a value is stored on the device of its inputs, and
   // schedules that mix devices are rare today).
-  ScheduleResult r = schedule(uops, outputs.empty() ? ScheduleOptions{} : schedule_options_for(outputs.front().device()));
+  return schedule(uops, outputs.empty() ? ScheduleOptions{} : schedule_options_for(outputs.front().device()));
+}
+
+}  // namespace
+
+UOp Tensor::schedule_linear(const std::vector<Tensor>& outputs) {
+  ScheduleResult r = schedule_outputs(outputs);
   apply_map_to_tensors(r.becomes);
   return r.linear;
 }
@@ -137,8 +145,13 @@ void Tensor::realize(const std::vector<Tensor>& tensors) {
   for (const Tensor& t : tensors)
     if (!t.is_realized()) todo.push_back(t);
   if (todo.empty()) return;
-  // run_linear compiles each kernel for its device's target (program cache) and runs it there.
-  run_linear(schedule_linear(todo));
+  // run_linear compiles each kernel for its device's target (program cache) and runs it there. The tensors are
+  // repointed to their buffers only after the kernels ran: the rewrite reaches every live tensor holding these
+  // values, also another thread's, and a tensor that looks realized must hold its values (README "Threads"). If a
+  // kernel fails the tensors stay lazy.
+  ScheduleResult r = schedule_outputs(todo);
+  run_linear(r.linear);
+  apply_map_to_tensors(r.becomes);
 }
 
 Tensor Tensor::realize() const {
