@@ -1,7 +1,7 @@
 #include "scheduler/rangeify.h"
 
 #include <algorithm>
-#include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -340,65 +340,154 @@ class Rangeifier {
     }
   }
 
-  UOp lower(const UOp& node, const Idx& idx, const UOp& valid, int producer) {
-    std::vector<const void*> key{node.get(), valid.get(), reinterpret_cast<const void*>(static_cast<intptr_t>(producer))};
-    for (const UOp& i : idx) key.push_back(i.get());
-    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-    UOp out = lower_uncached(node, idx, valid, producer);
-    memo_.emplace(std::move(key), out);
-    // The key holds raw pointers: its nodes must outlive the memo, or a new node at a freed address would hit.
-    memo_keys_alive_.push_back(valid);
-    memo_keys_alive_.insert(memo_keys_alive_.end(), idx.begin(), idx.end());
-    return out;
+  // ---- lowering, iterative: a chain of a million elementwise or movement ops is lowered on an explicit stack ----
+
+  // Lowering `node` at index `idx` under validity `valid`, reading the state that kernel `producer` wrote.
+  struct Request {
+    UOp node;
+    Idx idx;
+    UOp valid;
+    int producer;
+  };
+  using MemoKey = std::vector<const void*>;
+  struct MemoKeyHash {
+    size_t operator()(const MemoKey& k) const noexcept {
+      uint64_t h = 0xcbf29ce484222325ULL;
+      for (const void* p : k) h = (h ^ reinterpret_cast<uintptr_t>(p)) * 0x100000001b3ULL;
+      return static_cast<size_t>(h ^ (h >> 29));
+    }
+  };
+  // What a request needs: its value now, another request whose value is its own (a movement op, a realized view),
+  // or the values of `children` combined by `finish`.
+  enum class Finish { kNone, kElementwise, kPad, kReduce };
+  struct Frame {
+    Request req;
+    std::vector<MemoKey> keys;  // the request and every request it was forwarded to share one value
+    bool planned = false;
+    Finish finish = Finish::kNone;
+    std::vector<Request> children;
+    std::vector<UOp> results;
+    UOp pad_valid;              // kPad: where the padded value is the source's
+    std::vector<UOp> ranges;    // kReduce: the reduce's ranges
+  };
+
+  MemoKey memo_key(const Request& r) {
+    MemoKey key{r.node.get(), r.valid.get(), reinterpret_cast<const void*>(static_cast<intptr_t>(r.producer))};
+    for (const UOp& i : r.idx) key.push_back(i.get());
+    return key;
   }
 
-  UOp lower_uncached(const UOp& node, const Idx& idx, const UOp& valid, int producer) {
-    if (!(node == root_) && realized_.count(node.get()) && producer == kNoOverride) {
-      const Location& loc = location_.at(node.get());
-      if (node.op() == Ops::AFTER) return lower(node.src(0), idx, valid, loc.producer);  // through the target's view
-      return load(loc.storage, flat_index(idx, shape_of(node)), valid, loc.producer);
+  UOp lower(const UOp& node, const Idx& idx, const UOp& valid, int producer) {
+    std::vector<Frame> stack;
+    stack.push_back(Frame{Request{node, idx, valid, producer}, {}, false, Finish::kNone, {}, {}, UOp(), {}});
+    UOp result;
+    while (true) {
+      Frame& f = stack.back();
+      if (!f.planned) {
+        MemoKey key = memo_key(f.req);
+        if (auto it = memo_.find(key); it != memo_.end()) {
+          result = it->second;
+        } else {
+          f.keys.push_back(std::move(key));
+          // The key holds raw pointers: its nodes must outlive the memo, or a new node at a freed address would hit.
+          memo_keys_alive_.push_back(f.req.valid);
+          memo_keys_alive_.insert(memo_keys_alive_.end(), f.req.idx.begin(), f.req.idx.end());
+          if (std::optional<UOp> value = plan(f)) result = std::move(*value);
+          else continue;  // forwarded (plan rewrote f.req) or children to lower first
+        }
+      } else if (f.results.size() < f.children.size()) {
+        Request next = f.children[f.results.size()];
+        stack.push_back(Frame{std::move(next), {}, false, Finish::kNone, {}, {}, UOp(), {}});
+        continue;
+      } else {
+        result = finish(f);
+      }
+      for (MemoKey& k : stack.back().keys) memo_.emplace(std::move(k), result);
+      stack.pop_back();
+      if (stack.empty()) return result;
+      stack.back().results.push_back(result);
     }
-    if (is_storage(node)) return load(node, idx[0], valid, producer == kNoOverride ? -1 : producer);
+  }
+
+  // The value of f's request when it needs no other lowering; otherwise nullopt with f.req forwarded to the request
+  // whose value is f's (f stays unplanned) or with f.children to lower and f.finish to combine them.
+  std::optional<UOp> plan(Frame& f) {
+    Request& r = f.req;
+    const UOp node = r.node;
+    if (!(node == root_) && realized_.count(node.get()) && r.producer == kNoOverride) {
+      const Location& loc = location_.at(node.get());
+      if (node.op() == Ops::AFTER) {  // through the target's view
+        r = Request{node.src(0), std::move(r.idx), std::move(r.valid), loc.producer};
+        return std::nullopt;
+      }
+      return load(loc.storage, flat_index(r.idx, shape_of(node)), r.valid, loc.producer);
+    }
+    if (is_storage(node)) return load(node, r.idx[0], r.valid, r.producer == kNoOverride ? -1 : r.producer);
     Ops op = node.op();
     if (op == Ops::CONST) return node;
     if (op == Ops::PARAM && node.arg_as<ParamArg>().addrspace == AddrSpace::ALU) return node;  // a variable: a kernel scalar
+    f.planned = true;
     if (group::Elementwise.contains(op)) {
-      std::vector<UOp> src;
-      for (const UOp& s : node.src()) src.push_back(lower(s, idx, valid, producer));
-      return UOp::make(op, node.dtype(), std::move(src), node.arg());
+      f.finish = Finish::kElementwise;
+      for (const UOp& s : node.src()) f.children.push_back(Request{s, r.idx, r.valid, r.producer});
+      return std::nullopt;
     }
-    if (op == Ops::CONTIGUOUS || op == Ops::DETACH || op == Ops::CONTIGUOUS_BACKWARD) return lower(node.src(0), idx, valid, producer);
-    if (op == Ops::AFTER) return lower(node.src(0), idx, valid, producer);  // reached through an overridden view
+    // CONTIGUOUS and friends pass their source through; an AFTER here is reached through an overridden view.
+    if (op == Ops::CONTIGUOUS || op == Ops::DETACH || op == Ops::CONTIGUOUS_BACKWARD || op == Ops::AFTER) {
+      f.planned = false;
+      r.node = node.src(0);
+      return std::nullopt;
+    }
     if (op == Ops::PAD) {
       UOp pad_valid = UOp::const_(dtypes::bool_, true);
-      Idx in = move_index(node, idx, &pad_valid);
+      Idx in = move_index(node, r.idx, &pad_valid);
       pad_valid = simplify_index(pad_valid);
       if (pad_valid.is_const_value(0)) return UOp::const_(node.dtype(), int64_t{0});
-      UOp inner = lower(node.src(0), in, and_valid(valid, pad_valid), producer);
-      if (pad_valid.is_const_value(1)) return inner;
-      return pad_valid.where(inner, UOp::const_(node.dtype(), int64_t{0}));
+      f.finish = Finish::kPad;
+      f.pad_valid = pad_valid;
+      f.children.push_back(Request{node.src(0), std::move(in), and_valid(r.valid, pad_valid), r.producer});
+      return std::nullopt;
     }
-    if (group::Movement.contains(op)) return lower(node.src(0), move_index(node, idx, nullptr), valid, producer);
-    if (op == Ops::REDUCE) return lower_reduce(node, idx, valid, producer);
+    if (group::Movement.contains(op)) {
+      f.planned = false;
+      r.idx = move_index(node, r.idx, nullptr);
+      r.node = node.src(0);
+      return std::nullopt;
+    }
+    if (op == Ops::REDUCE) {
+      const ReduceArg& ra = node.arg_as<ReduceArg>();
+      const IntTuple& in = shape_of(node.src(0));
+      Idx src_idx = r.idx;
+      for (int64_t ax : ra.axes) {
+        if (in[ax] == 0) return UOp::const_(node.dtype(), reduce_identity(ra.op, node.dtype()));  // an empty reduce is its identity
+        if (in[ax] == 1) { src_idx[ax] = wconst(0); continue; }
+        src_idx[ax] = UOp::range(wconst(in[ax]), next_axis_++, AxisType::REDUCE);
+        f.ranges.push_back(src_idx[ax]);
+      }
+      f.finish = Finish::kReduce;
+      f.children.push_back(Request{node.src(0), std::move(src_idx), r.valid, r.producer});
+      return std::nullopt;
+    }
     throw std::runtime_error("rangeify: cannot index " + print_node(node));
   }
 
-  UOp lower_reduce(const UOp& node, const Idx& idx, const UOp& valid, int producer) {
-    const ReduceArg& r = node.arg_as<ReduceArg>();
-    const IntTuple& in = shape_of(node.src(0));
-    Idx src_idx = idx;
-    std::vector<UOp> ranges;
-    for (int64_t ax : r.axes) {
-      if (in[ax] == 0) return UOp::const_(node.dtype(), reduce_identity(r.op, node.dtype()));  // an empty reduce is its identity
-      if (in[ax] == 1) { src_idx[ax] = wconst(0); continue; }
-      src_idx[ax] = UOp::range(wconst(in[ax]), next_axis_++, AxisType::REDUCE);
-      ranges.push_back(src_idx[ax]);
+  // f's value from its children's values.
+  static UOp finish(Frame& f) {
+    const UOp& node = f.req.node;
+    switch (f.finish) {
+      case Finish::kElementwise: return UOp::make(node.op(), node.dtype(), std::move(f.results), node.arg());
+      case Finish::kPad:
+        if (f.pad_valid.is_const_value(1)) return f.results[0];
+        return f.pad_valid.where(f.results[0], UOp::const_(node.dtype(), int64_t{0}));
+      case Finish::kReduce: {
+        if (f.ranges.empty()) return f.results[0];
+        std::vector<UOp> src{f.results[0]};
+        src.insert(src.end(), f.ranges.begin(), f.ranges.end());
+        return UOp::make(Ops::REDUCE, node.dtype(), std::move(src), ReduceArg{node.arg_as<ReduceArg>().op, {}});
+      }
+      case Finish::kNone: break;
     }
-    UOp value = lower(node.src(0), src_idx, valid, producer);
-    if (ranges.empty()) return value;
-    std::vector<UOp> src{value};
-    src.insert(src.end(), ranges.begin(), ranges.end());
-    return UOp::make(Ops::REDUCE, node.dtype(), std::move(src), ReduceArg{r.op, {}});
+    throw std::logic_error("rangeify: " + print_node(node) + " finished without a plan");
   }
 
   void build_kernel(const UOp& n) {
@@ -468,7 +557,7 @@ class Rangeifier {
   std::vector<UOp> args_;
   std::unordered_map<const UOpNode*, int64_t> slot_of_;
   std::vector<StateRead> reads_;
-  std::map<std::vector<const void*>, UOp> memo_;
+  std::unordered_map<MemoKey, UOp, MemoKeyHash> memo_;
   std::vector<UOp> memo_keys_alive_;
   int64_t next_axis_ = 0;
 };
