@@ -27,6 +27,10 @@ namespace {
 
 using Idx = std::vector<UOp>;
 constexpr int kNoOverride = -2;
+// The longest chain of ops one kernel computes (bound_fused_depth): long enough that no common program is split
+// (a transcendental's polynomial is expanded later and is one op here), short enough that the C compiler takes a
+// kernel in well under a second.
+constexpr int64_t kMaxFusedDepth = 256;
 
 UOp wconst(int64_t v) { return UOp::const_(dtypes::weakint, v); }
 
@@ -166,13 +170,51 @@ class Rangeifier {
       bool single_element = prod(shape_of(n)) == 1;
       if ((broadcast && !single_element) || (consumers_[n.get()].size() > 1 && moved)) realized_.insert(n.get());
     }
+    bound_fused_depth();
     for (const UOp& n : order_)
       if (n.op() == Ops::AFTER) fix_store_hazard(n);
   }
 
+  // Consumers are added in toposort order, each consumer's sources together: a repeated source (x + x) is the only
+  // duplicate, and it is the last one added. (Searching the list made a constant shared by a million adds quadratic.)
   void add_consumer(const UOp& s, const UOp& n) {
     auto& v = consumers_[s.get()];
-    if (std::find(v.begin(), v.end(), n.get()) == v.end()) v.push_back(n.get());
+    if (v.empty() || v.back() != n.get()) v.push_back(n.get());
+  }
+
+  // Sources that a kernel computing `n` lowers with it (a SHRINK's symbolic offsets are index math, not values).
+  static size_t fused_sources(const UOp& n) {
+    if (group::Elementwise.contains(n.op())) return n.src().size();
+    if (group::Movement.contains(n.op()) || n.op() == Ops::REDUCE || n.op() == Ops::CONTIGUOUS || n.op() == Ops::DETACH ||
+        n.op() == Ops::CONTIGUOUS_BACKWARD)
+      return 1;
+    return 0;
+  }
+
+  // EXP2, LOG2, SIN and POW become a few dozen ops of float arithmetic where the target has no instruction for them.
+  static int64_t fused_cost(Ops op) {
+    return op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN || op == Ops::POW ? 16 : 1;
+  }
+
+  // A value more than kMaxFusedDepth ops (weighted by fused_cost) above the nearest stored value is stored: a chain of a million ops becomes
+  // kernels of at most that many ops each (the same kernel for each link of a repeated pattern, compiled once)
+  // instead of one kernel whose source no compiler takes in reasonable time. Index math counts: each movement op
+  // adds to every address the kernel computes.
+  void bound_fused_depth() {
+    std::unordered_map<const UOpNode*, int64_t> depth;
+    for (const UOp& n : order_) {
+      size_t fused = fused_sources(n);
+      if (fused == 0 || realized_.count(n.get())) continue;  // a leaf or a stored value: its consumers load it
+      int64_t base = 0;
+      for (size_t i = 0; i < fused; i++)
+        if (auto it = depth.find(n.src(i).get()); it != depth.end() && !realized_.count(n.src(i).get())) base = std::max(base, it->second);
+      int64_t d = base + fused_cost(n.op());
+      if (d >= kMaxFusedDepth) {
+        realized_.insert(n.get());
+        d = 0;
+      }
+      depth[n.get()] = d;
+    }
   }
 
   static void check_assign(const UOp& after) {
