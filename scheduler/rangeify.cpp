@@ -27,10 +27,6 @@ namespace {
 
 using Idx = std::vector<UOp>;
 constexpr int kNoOverride = -2;
-// The longest chain of ops one kernel computes (bound_fused_depth): long enough that no common program is split
-// (a transcendental's polynomial is expanded later and is one op here), short enough that the C compiler takes a
-// kernel in well under a second.
-constexpr int64_t kMaxFusedDepth = 256;
 
 UOp wconst(int64_t v) { return UOp::const_(dtypes::weakint, v); }
 
@@ -196,10 +192,9 @@ class Rangeifier {
     return op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN || op == Ops::POW ? 16 : 1;
   }
 
-  // A value more than kMaxFusedDepth ops (weighted by fused_cost) above the nearest stored value is stored: a chain of a million ops becomes
-  // kernels of at most that many ops each (the same kernel for each link of a repeated pattern, compiled once)
-  // instead of one kernel whose source no compiler takes in reasonable time. Index math counts: each movement op
-  // adds to every address the kernel computes.
+  // A value kMaxFusedDepth ops (weighted by fused_cost) above the nearest stored value is stored (rangeify.h): a
+  // chain of a million ops becomes kernels of that many ops instead of one kernel no compiler takes in reasonable
+  // time. Index math counts: each movement op adds to every address the kernel computes.
   void bound_fused_depth() {
     std::unordered_map<const UOpNode*, int64_t> depth;
     for (const UOp& n : order_) {
