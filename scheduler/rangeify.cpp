@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/node_map.h"
 #include "ir/printer.h"
 #include "ir/reduce_identity.h"
 #include "ir/symbolic.h"
@@ -26,6 +27,15 @@ bool is_storage(const UOp& u) {
 namespace {
 
 using Idx = std::vector<UOp>;
+
+class NodeSet {
+ public:
+  void insert(const UOpNode* n) { map_.get(n) = 1; }
+  size_t count(const UOpNode* n) { const char* v = map_.find(n); return v && *v; }
+
+ private:
+  NodeMap<char> map_;
+};
 constexpr int kNoOverride = -2;
 
 UOp wconst(int64_t v) { return UOp::const_(dtypes::weakint, v); }
@@ -129,8 +139,8 @@ class Rangeifier {
       // is stored on NV whatever DEV says; only values made of constants alone go to the default device.
       const std::string* dev = storage_device(n);
       for (size_t i = 0; dev == nullptr && i < n.src().size(); i++)
-        if (auto it = device_of_.find(n.src(i).get()); it != device_of_.end()) dev = it->second;
-      if (dev != nullptr) device_of_[n.get()] = dev;
+        if (const std::string** d = device_of_.find(n.src(i).get())) dev = *d;
+      if (dev != nullptr) device_of_.get(n.get()) = dev;
     }
     for (const UOp& n : order_) {
       if (is_storage(n) || n.op() == Ops::UNIQUE || n.op() == Ops::DEVICE) continue;
@@ -151,20 +161,21 @@ class Rangeifier {
     //    redo the whole reduce. A reduce to a single element is the exception: it does not depend on the
     //    consumer's ranges, so it is computed once in the consumer's kernel, as tinygrad does (x / x.max());
     //  - its consumers index it differently (a movement op on some path): it would be computed once per way.
-    std::unordered_map<const UOpNode*, bool> broadcast_downstream, moved_downstream;
+    NodeMap<char> broadcast_downstream(order_.size()), moved_downstream(order_.size());
     for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
       const UOp& n = *it;
       bool broadcast = false, moved = false;
-      for (const UOpNode* c : consumers_[n.get()]) {
+      const std::vector<const UOpNode*>& consumers = consumers_.get(n.get());
+      for (const UOpNode* c : consumers) {
         if (realized_.count(c)) continue;
-        broadcast |= c->op == Ops::EXPAND || broadcast_downstream[c];
-        moved |= group::Movement.contains(c->op) || moved_downstream[c];
+        broadcast |= c->op == Ops::EXPAND || broadcast_downstream.get(c);
+        moved |= group::Movement.contains(c->op) || moved_downstream.get(c);
       }
-      broadcast_downstream[n.get()] = broadcast;
-      moved_downstream[n.get()] = moved;
+      broadcast_downstream.get(n.get()) = broadcast;
+      moved_downstream.get(n.get()) = moved;
       if (n.op() != Ops::REDUCE) continue;
       bool single_element = prod(shape_of(n)) == 1;
-      if ((broadcast && !single_element) || (consumers_[n.get()].size() > 1 && moved)) realized_.insert(n.get());
+      if ((broadcast && !single_element) || (consumers.size() > 1 && moved)) realized_.insert(n.get());
     }
     bound_fused_depth();
     for (const UOp& n : order_)
@@ -174,7 +185,7 @@ class Rangeifier {
   // Consumers are added in toposort order, each consumer's sources together: a repeated source (x + x) is the only
   // duplicate, and it is the last one added. (Searching the list made a constant shared by a million adds quadratic.)
   void add_consumer(const UOp& s, const UOp& n) {
-    auto& v = consumers_[s.get()];
+    auto& v = consumers_.get(s.get());
     if (v.empty() || v.back() != n.get()) v.push_back(n.get());
   }
 
@@ -196,19 +207,19 @@ class Rangeifier {
   // chain of a million ops becomes kernels of that many ops instead of one kernel no compiler takes in reasonable
   // time. Index math counts: each movement op adds to every address the kernel computes.
   void bound_fused_depth() {
-    std::unordered_map<const UOpNode*, int64_t> depth;
+    NodeMap<int64_t> depth(order_.size());
     for (const UOp& n : order_) {
       size_t fused = fused_sources(n);
       if (fused == 0 || realized_.count(n.get())) continue;  // a leaf or a stored value: its consumers load it
       int64_t base = 0;
       for (size_t i = 0; i < fused; i++)
-        if (auto it = depth.find(n.src(i).get()); it != depth.end() && !realized_.count(n.src(i).get())) base = std::max(base, it->second);
+        if (const int64_t* sd = depth.find(n.src(i).get()); sd && !realized_.count(n.src(i).get())) base = std::max(base, *sd);
       int64_t d = base + fused_cost(n.op());
       if (d >= kMaxFusedDepth) {
         realized_.insert(n.get());
         d = 0;
       }
-      depth[n.get()] = d;
+      depth.get(n.get()) = d;
     }
   }
 
@@ -556,8 +567,8 @@ class Rangeifier {
       param(storage);  // the written storage is slot 0
       value = lower(n.src(1).src(1), idx, UOp::const_(dtypes::bool_, true), kNoOverride);
     } else {
-      auto dev = device_of_.find(n.get());
-      storage = new_buffer(strong_dtype(n.dtype()), prod(shape), dev != device_of_.end() ? *dev->second : default_device_name());
+      const std::string** dev = device_of_.find(n.get());
+      storage = new_buffer(strong_dtype(n.dtype()), prod(shape), dev ? **dev : default_device_name());
       addr = flat_index(idx, shape);
       view = shape.size() == 1 ? storage : UOp::make(Ops::RESHAPE, storage.dtype(), {storage}, shape);
       param(storage);
@@ -584,9 +595,10 @@ class Rangeifier {
 
   std::vector<UOp> outputs_;
   std::vector<UOp> order_;
-  std::unordered_map<const UOpNode*, const std::string*> device_of_;  // into the storage nodes' args, alive meanwhile
-  std::unordered_map<const UOpNode*, std::vector<const UOpNode*>> consumers_;
-  std::unordered_set<const UOpNode*> realized_;
+  // Flat tables: a graph of a million nodes is looked up several million times.
+  NodeMap<const std::string*> device_of_;  // into the storage nodes' args, alive meanwhile
+  NodeMap<std::vector<const UOpNode*>> consumers_;
+  NodeSet realized_;
   std::unordered_map<const UOpNode*, Location> location_;
   KernelGraph graph_;
   // the kernel being built
