@@ -538,6 +538,29 @@ class Rangeifier {
     throw std::logic_error("rangeify: " + print_node(node) + " finished without a plan");
   }
 
+  // An assign's target with every earlier assign in it replaced by the view of the storage that assign wrote: a
+  // tensor that held a chain of assigns becomes a view of its buffer, not the previous assign (which would run again).
+  UOp stored_view(const UOp& target) {
+    std::vector<UOp> views;  // the movement ops above the storage or the first stored assign, outermost first
+    UOp base = target;
+    while (!is_storage(base)) {
+      if (base.op() == Ops::AFTER)
+        if (auto it = location_.find(base.get()); it != location_.end()) {
+          base = it->second.view;
+          break;
+        }
+      views.push_back(base);
+      base = base.src(0);
+    }
+    for (auto it = views.rbegin(); it != views.rend(); ++it) {
+      if (it->op() == Ops::AFTER) continue;  // an assign not stored by this schedule: its target's view stands for it
+      std::vector<UOp> src = it->src();
+      src[0] = base;
+      base = it->replace_src(std::move(src));
+    }
+    return base;
+  }
+
   void build_kernel(const UOp& n) {
     args_.clear();
     slot_of_.clear();
@@ -563,7 +586,7 @@ class Rangeifier {
       addr = a.index;
       k.prev_state = a.producer;
       k.is_assign = true;
-      view = n.src(0);
+      view = stored_view(n.src(0));
       param(storage);  // the written storage is slot 0
       value = lower(n.src(1).src(1), idx, UOp::const_(dtypes::bool_, true), kNoOverride);
     } else {

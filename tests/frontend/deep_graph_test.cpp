@@ -58,5 +58,15 @@ TEST(DeepGraph, FiftyThousandOpPermuteReshapeChainRealizesInElementOrder) {
   EXPECT_EQ(x.realize().tolist<float>(), want);
 }
 
+TEST(DeepGraph, AssignChainRunsEachAssignOnceAndLeavesTheTensorOnItsBuffer) {
+  for (int n : {2, 3, 500}) {
+    Tensor x = Tensor({1.f, 2.f, 3.f}).realize();
+    for (int i = 0; i < n; i++) x.assign(x + 1);
+    x.realize();
+    EXPECT_TRUE(x.is_realized()) << n << " assigns: the tensor is a view of its buffer, not the previous assign";
+    EXPECT_EQ(x.tolist<float>(), (std::vector<float>{1.f + n, 2.f + n, 3.f + n})) << n << " assigns, each once";
+  }
+}
+
 }  // namespace
 }  // namespace doorbell
