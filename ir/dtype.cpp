@@ -47,6 +47,7 @@ Mask parents(S s) {
   }
 }
 
+// Recursive over the promotion lattice: as deep as its few levels of scalar types.
 Mask compute_ancestors(S s) {
   Mask out = bit(s);
   for (int i = 0; i < kScalarTypeCount; i++)

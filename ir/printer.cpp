@@ -1,6 +1,7 @@
 #include "ir/printer.h"
 
 #include <unordered_map>
+#include <variant>
 
 namespace doorbell {
 namespace {
@@ -54,27 +55,41 @@ const char* infix(Ops op) {
 }  // namespace
 
 std::string render_expr(const UOp& root) {
-  // Iterative post-order so deep expressions do not recurse.
-  std::unordered_map<const UOpNode*, std::string> s;
-  for (const UOp& u : root.toposort()) {
-    std::string r;
-    auto a = [&](size_t i) { return s[u.src(i).get()]; };
-    if (u.op() == Ops::CONST) r = arg_text(u);
-    else if (u.op() == Ops::PARAM && std::get_if<ParamArg>(&u.arg())) r = std::get<ParamArg>(u.arg()).name;
-    else if (u.op() == Ops::RANGE) r = "r" + std::to_string(std::get<RangeArg>(u.arg()).axis);
-    else if (const char* op = infix(u.op()); op && u.src().size() == 2) r = "(" + a(0) + op + a(1) + ")";
-    else if (u.op() == Ops::NEG) r = "(-" + a(0) + ")";
-    else if (u.op() == Ops::WHERE) r = "(" + a(0) + " ? " + a(1) + " : " + a(2) + ")";
-    else if (u.op() == Ops::MAX) r = "max(" + a(0) + ", " + a(1) + ")";
-    else if (u.op() == Ops::CAST) r = "(" + u.dtype().name() + ")" + a(0);
-    else {
-      r = std::string(op_name(u.op())) + "(";
-      for (size_t i = 0; i < u.src().size(); i++) r += (i ? ", " : "") + a(i);
-      r += ")";
+  // Written front to back into one string from an explicit stack of pieces (text, or a node to expand): a deep chain
+  // neither recurses nor copies its inner text once per level. A shared node is written where each user reads it.
+  using Piece = std::variant<const UOp*, std::string>;
+  std::string out;
+  std::vector<Piece> work{&root};
+  std::vector<Piece> parts;
+  while (!work.empty()) {
+    Piece piece = std::move(work.back());
+    work.pop_back();
+    if (std::string* text = std::get_if<std::string>(&piece)) {
+      out += *text;
+      continue;
     }
-    s[u.get()] = std::move(r);
+    const UOp& u = *std::get<const UOp*>(piece);
+    auto a = [&](size_t i) { return Piece(&u.src(i)); };
+    parts.clear();
+    if (u.op() == Ops::CONST) parts = {arg_text(u)};
+    else if (u.op() == Ops::PARAM && std::get_if<ParamArg>(&u.arg())) parts = {std::get<ParamArg>(u.arg()).name};
+    else if (u.op() == Ops::RANGE) parts = {"r" + std::to_string(std::get<RangeArg>(u.arg()).axis)};
+    else if (const char* op = infix(u.op()); op && u.src().size() == 2) parts = {"(", a(0), op, a(1), ")"};
+    else if (u.op() == Ops::NEG) parts = {"(-", a(0), ")"};
+    else if (u.op() == Ops::WHERE) parts = {"(", a(0), " ? ", a(1), " : ", a(2), ")"};
+    else if (u.op() == Ops::MAX) parts = {"max(", a(0), ", ", a(1), ")"};
+    else if (u.op() == Ops::CAST) parts = {"(" + u.dtype().name() + ")", a(0)};
+    else {
+      parts = {std::string(op_name(u.op())) + "("};
+      for (size_t i = 0; i < u.src().size(); i++) {
+        if (i) parts.emplace_back(", ");
+        parts.push_back(a(i));
+      }
+      parts.emplace_back(")");
+    }
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) work.push_back(std::move(*it));
   }
-  return s[root.get()];
+  return out;
 }
 
 }  // namespace doorbell

@@ -83,6 +83,7 @@ UPat operator^(const UPat& a, const UPat& b) { return a.alu(Ops::XOR, b); }
 UPat operator-(const UPat& a) { return a.alu(Ops::NEG); }
 
 // Continuation-passing matcher: k(bindings) is called for every complete match; returning true stops the search.
+// Recursive, but only as deep as the pattern (a rule's few nested UPats), however deep the graph it looks at.
 bool UPat::match_impl(const UOp& u, Bindings& b, MatchCont k) const {
   if (!ops_.empty() && !ops_.contains(u.op())) return false;
   if (!dtypes_.empty() && std::find(dtypes_.begin(), dtypes_.end(), u.dtype()) == dtypes_.end()) return false;
@@ -162,6 +163,7 @@ OpSet UPat::required_src_ops() const {
   return req;
 }
 
+// Recursive over the pattern's nesting, which is a rule's few levels.
 std::string UPat::to_string() const {
   if (!any_.empty()) {
     std::string s = "any(";

@@ -1,12 +1,13 @@
 #include "scheduler/rangeify.h"
 
 #include <algorithm>
-#include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/node_map.h"
 #include "ir/printer.h"
 #include "ir/reduce_identity.h"
 #include "ir/symbolic.h"
@@ -26,6 +27,15 @@ bool is_storage(const UOp& u) {
 namespace {
 
 using Idx = std::vector<UOp>;
+
+class NodeSet {
+ public:
+  void insert(const UOpNode* n) { map_.get(n) = 1; }
+  size_t count(const UOpNode* n) { const char* v = map_.find(n); return v && *v; }
+
+ private:
+  NodeMap<char> map_;
+};
 constexpr int kNoOverride = -2;
 
 UOp wconst(int64_t v) { return UOp::const_(dtypes::weakint, v); }
@@ -129,8 +139,8 @@ class Rangeifier {
       // is stored on NV whatever DEV says; only values made of constants alone go to the default device.
       const std::string* dev = storage_device(n);
       for (size_t i = 0; dev == nullptr && i < n.src().size(); i++)
-        if (auto it = device_of_.find(n.src(i).get()); it != device_of_.end()) dev = it->second;
-      if (dev != nullptr) device_of_[n.get()] = dev;
+        if (const std::string** d = device_of_.find(n.src(i).get())) dev = *d;
+      if (dev != nullptr) device_of_.get(n.get()) = dev;
     }
     for (const UOp& n : order_) {
       if (is_storage(n) || n.op() == Ops::UNIQUE || n.op() == Ops::DEVICE) continue;
@@ -151,28 +161,66 @@ class Rangeifier {
     //    redo the whole reduce. A reduce to a single element is the exception: it does not depend on the
     //    consumer's ranges, so it is computed once in the consumer's kernel, as tinygrad does (x / x.max());
     //  - its consumers index it differently (a movement op on some path): it would be computed once per way.
-    std::unordered_map<const UOpNode*, bool> broadcast_downstream, moved_downstream;
+    NodeMap<char> broadcast_downstream(order_.size()), moved_downstream(order_.size());
     for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
       const UOp& n = *it;
       bool broadcast = false, moved = false;
-      for (const UOpNode* c : consumers_[n.get()]) {
+      const std::vector<const UOpNode*>& consumers = consumers_.get(n.get());
+      for (const UOpNode* c : consumers) {
         if (realized_.count(c)) continue;
-        broadcast |= c->op == Ops::EXPAND || broadcast_downstream[c];
-        moved |= group::Movement.contains(c->op) || moved_downstream[c];
+        broadcast |= c->op == Ops::EXPAND || broadcast_downstream.get(c);
+        moved |= group::Movement.contains(c->op) || moved_downstream.get(c);
       }
-      broadcast_downstream[n.get()] = broadcast;
-      moved_downstream[n.get()] = moved;
+      broadcast_downstream.get(n.get()) = broadcast;
+      moved_downstream.get(n.get()) = moved;
       if (n.op() != Ops::REDUCE) continue;
       bool single_element = prod(shape_of(n)) == 1;
-      if ((broadcast && !single_element) || (consumers_[n.get()].size() > 1 && moved)) realized_.insert(n.get());
+      if ((broadcast && !single_element) || (consumers.size() > 1 && moved)) realized_.insert(n.get());
     }
+    bound_fused_depth();
     for (const UOp& n : order_)
       if (n.op() == Ops::AFTER) fix_store_hazard(n);
   }
 
+  // Consumers are added in toposort order, each consumer's sources together: a repeated source (x + x) is the only
+  // duplicate, and it is the last one added. (Searching the list made a constant shared by a million adds quadratic.)
   void add_consumer(const UOp& s, const UOp& n) {
-    auto& v = consumers_[s.get()];
-    if (std::find(v.begin(), v.end(), n.get()) == v.end()) v.push_back(n.get());
+    auto& v = consumers_.get(s.get());
+    if (v.empty() || v.back() != n.get()) v.push_back(n.get());
+  }
+
+  // Sources that a kernel computing `n` lowers with it (a SHRINK's symbolic offsets are index math, not values).
+  static size_t fused_sources(const UOp& n) {
+    if (group::Elementwise.contains(n.op())) return n.src().size();
+    if (group::Movement.contains(n.op()) || n.op() == Ops::REDUCE || n.op() == Ops::CONTIGUOUS || n.op() == Ops::DETACH ||
+        n.op() == Ops::CONTIGUOUS_BACKWARD)
+      return 1;
+    return 0;
+  }
+
+  // EXP2, LOG2, SIN and POW become a few dozen ops of float arithmetic where the target has no instruction for them.
+  static int64_t fused_cost(Ops op) {
+    return op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN || op == Ops::POW ? 16 : 1;
+  }
+
+  // A value kMaxFusedDepth ops (weighted by fused_cost) above the nearest stored value is stored (rangeify.h): a
+  // chain of a million ops becomes kernels of that many ops instead of one kernel no compiler takes in reasonable
+  // time. Index math counts: each movement op adds to every address the kernel computes.
+  void bound_fused_depth() {
+    NodeMap<int64_t> depth(order_.size());
+    for (const UOp& n : order_) {
+      size_t fused = fused_sources(n);
+      if (fused == 0 || realized_.count(n.get())) continue;  // a leaf or a stored value: its consumers load it
+      int64_t base = 0;
+      for (size_t i = 0; i < fused; i++)
+        if (const int64_t* sd = depth.find(n.src(i).get()); sd && !realized_.count(n.src(i).get())) base = std::max(base, *sd);
+      int64_t d = base + fused_cost(n.op());
+      if (d >= kMaxFusedDepth) {
+        realized_.insert(n.get());
+        d = 0;
+      }
+      depth.get(n.get()) = d;
+    }
   }
 
   static void check_assign(const UOp& after) {
@@ -340,65 +388,177 @@ class Rangeifier {
     }
   }
 
-  UOp lower(const UOp& node, const Idx& idx, const UOp& valid, int producer) {
-    std::vector<const void*> key{node.get(), valid.get(), reinterpret_cast<const void*>(static_cast<intptr_t>(producer))};
-    for (const UOp& i : idx) key.push_back(i.get());
-    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-    UOp out = lower_uncached(node, idx, valid, producer);
-    memo_.emplace(std::move(key), out);
-    // The key holds raw pointers: its nodes must outlive the memo, or a new node at a freed address would hit.
-    memo_keys_alive_.push_back(valid);
-    memo_keys_alive_.insert(memo_keys_alive_.end(), idx.begin(), idx.end());
-    return out;
+  // ---- lowering, iterative: a chain of a million elementwise or movement ops is lowered on an explicit stack ----
+
+  // Lowering `node` at index `idx` under validity `valid`, reading the state that kernel `producer` wrote.
+  struct Request {
+    UOp node;
+    Idx idx;
+    UOp valid;
+    int producer;
+  };
+  using MemoKey = std::vector<const void*>;
+  struct MemoKeyHash {
+    size_t operator()(const MemoKey& k) const noexcept {
+      uint64_t h = 0xcbf29ce484222325ULL;
+      for (const void* p : k) h = (h ^ reinterpret_cast<uintptr_t>(p)) * 0x100000001b3ULL;
+      return static_cast<size_t>(h ^ (h >> 29));
+    }
+  };
+  // What a request needs: its value now, another request whose value is its own (a movement op, a realized view),
+  // or the values of `children` combined by `finish`.
+  enum class Finish { kNone, kElementwise, kPad, kReduce };
+  struct Frame {
+    Request req;
+    std::vector<MemoKey> keys;  // the request and every request it was forwarded to share one value
+    bool planned = false;
+    Finish finish = Finish::kNone;
+    std::vector<Request> children;
+    std::vector<UOp> results;
+    UOp pad_valid;              // kPad: where the padded value is the source's
+    std::vector<UOp> ranges;    // kReduce: the reduce's ranges
+  };
+
+  MemoKey memo_key(const Request& r) {
+    MemoKey key{r.node.get(), r.valid.get(), reinterpret_cast<const void*>(static_cast<intptr_t>(r.producer))};
+    for (const UOp& i : r.idx) key.push_back(i.get());
+    return key;
   }
 
-  UOp lower_uncached(const UOp& node, const Idx& idx, const UOp& valid, int producer) {
-    if (!(node == root_) && realized_.count(node.get()) && producer == kNoOverride) {
-      const Location& loc = location_.at(node.get());
-      if (node.op() == Ops::AFTER) return lower(node.src(0), idx, valid, loc.producer);  // through the target's view
-      return load(loc.storage, flat_index(idx, shape_of(node)), valid, loc.producer);
+  UOp lower(const UOp& node, const Idx& idx, const UOp& valid, int producer) {
+    std::vector<Frame> stack;
+    stack.push_back(Frame{Request{node, idx, valid, producer}, {}, false, Finish::kNone, {}, {}, UOp(), {}});
+    UOp result;
+    while (true) {
+      Frame& f = stack.back();
+      if (!f.planned) {
+        MemoKey key = memo_key(f.req);
+        if (auto it = memo_.find(key); it != memo_.end()) {
+          result = it->second;
+        } else {
+          f.keys.push_back(std::move(key));
+          // The key holds raw pointers: its nodes must outlive the memo, or a new node at a freed address would hit.
+          memo_keys_alive_.push_back(f.req.valid);
+          memo_keys_alive_.insert(memo_keys_alive_.end(), f.req.idx.begin(), f.req.idx.end());
+          if (std::optional<UOp> value = plan(f)) result = std::move(*value);
+          else continue;  // forwarded (plan rewrote f.req) or children to lower first
+        }
+      } else if (f.results.size() < f.children.size()) {
+        Request next = f.children[f.results.size()];
+        stack.push_back(Frame{std::move(next), {}, false, Finish::kNone, {}, {}, UOp(), {}});
+        continue;
+      } else {
+        result = finish(f);
+      }
+      for (MemoKey& k : stack.back().keys) memo_.emplace(std::move(k), result);
+      stack.pop_back();
+      if (stack.empty()) return result;
+      stack.back().results.push_back(result);
     }
-    if (is_storage(node)) return load(node, idx[0], valid, producer == kNoOverride ? -1 : producer);
+  }
+
+  // The value of f's request when it needs no other lowering; otherwise nullopt with f.req forwarded to the request
+  // whose value is f's (f stays unplanned) or with f.children to lower and f.finish to combine them.
+  std::optional<UOp> plan(Frame& f) {
+    Request& r = f.req;
+    const UOp node = r.node;
+    if (!(node == root_) && realized_.count(node.get()) && r.producer == kNoOverride) {
+      const Location& loc = location_.at(node.get());
+      if (node.op() == Ops::AFTER) {  // through the target's view
+        r = Request{node.src(0), std::move(r.idx), std::move(r.valid), loc.producer};
+        return std::nullopt;
+      }
+      return load(loc.storage, flat_index(r.idx, shape_of(node)), r.valid, loc.producer);
+    }
+    if (is_storage(node)) return load(node, r.idx[0], r.valid, r.producer == kNoOverride ? -1 : r.producer);
     Ops op = node.op();
     if (op == Ops::CONST) return node;
     if (op == Ops::PARAM && node.arg_as<ParamArg>().addrspace == AddrSpace::ALU) return node;  // a variable: a kernel scalar
+    f.planned = true;
     if (group::Elementwise.contains(op)) {
-      std::vector<UOp> src;
-      for (const UOp& s : node.src()) src.push_back(lower(s, idx, valid, producer));
-      return UOp::make(op, node.dtype(), std::move(src), node.arg());
+      f.finish = Finish::kElementwise;
+      for (const UOp& s : node.src()) f.children.push_back(Request{s, r.idx, r.valid, r.producer});
+      return std::nullopt;
     }
-    if (op == Ops::CONTIGUOUS || op == Ops::DETACH || op == Ops::CONTIGUOUS_BACKWARD) return lower(node.src(0), idx, valid, producer);
-    if (op == Ops::AFTER) return lower(node.src(0), idx, valid, producer);  // reached through an overridden view
+    // CONTIGUOUS and friends pass their source through; an AFTER here is reached through an overridden view.
+    if (op == Ops::CONTIGUOUS || op == Ops::DETACH || op == Ops::CONTIGUOUS_BACKWARD || op == Ops::AFTER) {
+      f.planned = false;
+      r.node = node.src(0);
+      return std::nullopt;
+    }
     if (op == Ops::PAD) {
       UOp pad_valid = UOp::const_(dtypes::bool_, true);
-      Idx in = move_index(node, idx, &pad_valid);
+      Idx in = move_index(node, r.idx, &pad_valid);
       pad_valid = simplify_index(pad_valid);
       if (pad_valid.is_const_value(0)) return UOp::const_(node.dtype(), int64_t{0});
-      UOp inner = lower(node.src(0), in, and_valid(valid, pad_valid), producer);
-      if (pad_valid.is_const_value(1)) return inner;
-      return pad_valid.where(inner, UOp::const_(node.dtype(), int64_t{0}));
+      f.finish = Finish::kPad;
+      f.pad_valid = pad_valid;
+      f.children.push_back(Request{node.src(0), std::move(in), and_valid(r.valid, pad_valid), r.producer});
+      return std::nullopt;
     }
-    if (group::Movement.contains(op)) return lower(node.src(0), move_index(node, idx, nullptr), valid, producer);
-    if (op == Ops::REDUCE) return lower_reduce(node, idx, valid, producer);
+    if (group::Movement.contains(op)) {
+      f.planned = false;
+      r.idx = move_index(node, r.idx, nullptr);
+      r.node = node.src(0);
+      return std::nullopt;
+    }
+    if (op == Ops::REDUCE) {
+      const ReduceArg& ra = node.arg_as<ReduceArg>();
+      const IntTuple& in = shape_of(node.src(0));
+      Idx src_idx = r.idx;
+      for (int64_t ax : ra.axes) {
+        if (in[ax] == 0) return UOp::const_(node.dtype(), reduce_identity(ra.op, node.dtype()));  // an empty reduce is its identity
+        if (in[ax] == 1) { src_idx[ax] = wconst(0); continue; }
+        src_idx[ax] = UOp::range(wconst(in[ax]), next_axis_++, AxisType::REDUCE);
+        f.ranges.push_back(src_idx[ax]);
+      }
+      f.finish = Finish::kReduce;
+      f.children.push_back(Request{node.src(0), std::move(src_idx), r.valid, r.producer});
+      return std::nullopt;
+    }
     throw std::runtime_error("rangeify: cannot index " + print_node(node));
   }
 
-  UOp lower_reduce(const UOp& node, const Idx& idx, const UOp& valid, int producer) {
-    const ReduceArg& r = node.arg_as<ReduceArg>();
-    const IntTuple& in = shape_of(node.src(0));
-    Idx src_idx = idx;
-    std::vector<UOp> ranges;
-    for (int64_t ax : r.axes) {
-      if (in[ax] == 0) return UOp::const_(node.dtype(), reduce_identity(r.op, node.dtype()));  // an empty reduce is its identity
-      if (in[ax] == 1) { src_idx[ax] = wconst(0); continue; }
-      src_idx[ax] = UOp::range(wconst(in[ax]), next_axis_++, AxisType::REDUCE);
-      ranges.push_back(src_idx[ax]);
+  // f's value from its children's values.
+  static UOp finish(Frame& f) {
+    const UOp& node = f.req.node;
+    switch (f.finish) {
+      case Finish::kElementwise: return UOp::make(node.op(), node.dtype(), std::move(f.results), node.arg());
+      case Finish::kPad:
+        if (f.pad_valid.is_const_value(1)) return f.results[0];
+        return f.pad_valid.where(f.results[0], UOp::const_(node.dtype(), int64_t{0}));
+      case Finish::kReduce: {
+        if (f.ranges.empty()) return f.results[0];
+        std::vector<UOp> src{f.results[0]};
+        src.insert(src.end(), f.ranges.begin(), f.ranges.end());
+        return UOp::make(Ops::REDUCE, node.dtype(), std::move(src), ReduceArg{node.arg_as<ReduceArg>().op, {}});
+      }
+      case Finish::kNone: break;
     }
-    UOp value = lower(node.src(0), src_idx, valid, producer);
-    if (ranges.empty()) return value;
-    std::vector<UOp> src{value};
-    src.insert(src.end(), ranges.begin(), ranges.end());
-    return UOp::make(Ops::REDUCE, node.dtype(), std::move(src), ReduceArg{r.op, {}});
+    throw std::logic_error("rangeify: " + print_node(node) + " finished without a plan");
+  }
+
+  // An assign's target with every earlier assign in it replaced by the view of the storage that assign wrote: a
+  // tensor that held a chain of assigns becomes a view of its buffer, not the previous assign (which would run again).
+  UOp stored_view(const UOp& target) {
+    std::vector<UOp> views;  // the movement ops above the storage or the first stored assign, outermost first
+    UOp base = target;
+    while (!is_storage(base)) {
+      if (base.op() == Ops::AFTER)
+        if (auto it = location_.find(base.get()); it != location_.end()) {
+          base = it->second.view;
+          break;
+        }
+      views.push_back(base);
+      base = base.src(0);
+    }
+    for (auto it = views.rbegin(); it != views.rend(); ++it) {
+      if (it->op() == Ops::AFTER) continue;  // an assign not stored by this schedule: its target's view stands for it
+      std::vector<UOp> src = it->src();
+      src[0] = base;
+      base = it->replace_src(std::move(src));
+    }
+    return base;
   }
 
   void build_kernel(const UOp& n) {
@@ -426,12 +586,12 @@ class Rangeifier {
       addr = a.index;
       k.prev_state = a.producer;
       k.is_assign = true;
-      view = n.src(0);
+      view = stored_view(n.src(0));
       param(storage);  // the written storage is slot 0
       value = lower(n.src(1).src(1), idx, UOp::const_(dtypes::bool_, true), kNoOverride);
     } else {
-      auto dev = device_of_.find(n.get());
-      storage = new_buffer(strong_dtype(n.dtype()), prod(shape), dev != device_of_.end() ? *dev->second : default_device_name());
+      const std::string** dev = device_of_.find(n.get());
+      storage = new_buffer(strong_dtype(n.dtype()), prod(shape), dev ? **dev : default_device_name());
       addr = flat_index(idx, shape);
       view = shape.size() == 1 ? storage : UOp::make(Ops::RESHAPE, storage.dtype(), {storage}, shape);
       param(storage);
@@ -458,9 +618,10 @@ class Rangeifier {
 
   std::vector<UOp> outputs_;
   std::vector<UOp> order_;
-  std::unordered_map<const UOpNode*, const std::string*> device_of_;  // into the storage nodes' args, alive meanwhile
-  std::unordered_map<const UOpNode*, std::vector<const UOpNode*>> consumers_;
-  std::unordered_set<const UOpNode*> realized_;
+  // Flat tables: a graph of a million nodes is looked up several million times.
+  NodeMap<const std::string*> device_of_;  // into the storage nodes' args, alive meanwhile
+  NodeMap<std::vector<const UOpNode*>> consumers_;
+  NodeSet realized_;
   std::unordered_map<const UOpNode*, Location> location_;
   KernelGraph graph_;
   // the kernel being built
@@ -468,7 +629,7 @@ class Rangeifier {
   std::vector<UOp> args_;
   std::unordered_map<const UOpNode*, int64_t> slot_of_;
   std::vector<StateRead> reads_;
-  std::map<std::vector<const void*>, UOp> memo_;
+  std::unordered_map<MemoKey, UOp, MemoKeyHash> memo_;
   std::vector<UOp> memo_keys_alive_;
   int64_t next_axis_ = 0;
 };

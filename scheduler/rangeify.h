@@ -5,6 +5,7 @@
 // one consumer, and an assign's value when it reads its own target through another view (the store hazard).
 // Everything else, elementwise values with several consumers included, is recomputed where it is used.
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "ir/uop.h"
@@ -29,6 +30,12 @@ struct KernelGraph {
   std::vector<std::pair<UOp, UOp>> becomes;          // output value -> view of the storage that holds it
   std::vector<UOp> intermediates;                    // storage created for values that are not outputs
 };
+
+// The longest chain of ops one kernel computes, EXP2, LOG2, SIN and POW counting 16 (the float arithmetic they
+// become): a value further from the nearest stored value is stored. Long enough that no common program is split,
+// short enough that the C compiler takes each kernel in well under a second; a chain of a million ops becomes
+// kernels of this depth, the same kernel for each link of a repeated pattern, compiled once.
+inline constexpr int64_t kMaxFusedDepth = 256;
 
 // Storage leaves: a BUFFER with a UNIQUE identity, or a GLOBAL PARAM standing for one (schedule cache keys).
 bool is_storage(const UOp& u);

@@ -112,6 +112,7 @@ UOp optimize_for_cpu(const UOp& sink) {
   if (sink.src().size() != 1) return sink;
   const UOp& out = sink.src(0);
   if (out.op() != Ops::END || out.src(0).op() != Ops::STORE || out.src(0).src(0).op() != Ops::INDEX) return sink;
+  // Recurses once: split_on_divisors leaves a kernel it has split as it is.
   if (UOp pre = split_on_divisors(sink); !(pre == sink)) return optimize_for_cpu(pre);
   const int64_t lanes = cpu_vector_lanes();
   std::vector<Access> acc = accesses(topo);

@@ -22,13 +22,18 @@ bool element_ok(DType d) {
   }
 }
 
-// The terms of an ADD tree.
+// The terms of an ADD tree, left to right, on an explicit stack (an address can be a long sum).
 void add_terms(const UOp& u, std::vector<UOp>& out) {
-  if (u.op() == Ops::ADD) {
-    for (const UOp& s : u.src()) add_terms(s, out);
-    return;
+  std::vector<const UOp*> stack{&u};
+  while (!stack.empty()) {
+    const UOp* n = stack.back();
+    stack.pop_back();
+    if (n->op() != Ops::ADD) {
+      out.push_back(*n);
+      continue;
+    }
+    for (auto it = n->src().rbegin(); it != n->src().rend(); ++it) stack.push_back(&*it);
   }
-  out.push_back(u);
 }
 
 class Vectorizer {

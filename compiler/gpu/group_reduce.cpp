@@ -26,20 +26,38 @@ UOp index_const(int64_t v) { return UOp::const_(dtypes::weakint, v); }
 // closes.
 class FreeRanges {
  public:
+  // Sources first on an explicit stack that stops at nodes already known: a deep kernel does not recurse.
   const NodeSet& of(const UOp& u) {
-    if (auto it = memo_.find(u.get()); it != memo_.end()) return it->second;
+    std::vector<std::pair<const UOp*, size_t>> stack{{&u, 0}};
+    while (!stack.empty()) {
+      auto& [n, i] = stack.back();
+      if (memo_.count(n->get())) {
+        stack.pop_back();
+      } else if (i < n->src().size()) {
+        const UOp* s = &n->src()[i++];
+        if (!memo_.count(s->get())) stack.push_back({s, 0});
+      } else {
+        const UOp node = *n;
+        stack.pop_back();
+        compute(node);
+      }
+    }
+    return memo_.at(u.get());
+  }
+
+ private:
+  void compute(const UOp& u) {
     NodeSet s;
     for (const UOp& x : u.src()) {
-      const NodeSet& xs = of(x);
+      const NodeSet& xs = memo_.at(x.get());
       s.insert(xs.begin(), xs.end());
     }
     if (u.op() == Ops::RANGE) s.insert(u.get());
     if (u.op() == Ops::REDUCE)
       for (size_t i = 1; i < u.src().size(); i++) s.erase(u.src(i).get());
-    return memo_.emplace(u.get(), std::move(s)).first->second;
+    memo_.emplace(u.get(), std::move(s));
   }
 
- private:
   std::unordered_map<const UOpNode*, NodeSet> memo_;
 };
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace doorbell {
@@ -84,6 +85,19 @@ TEST(PrinterTest, RenderExprOfADeepChainDoesNotRecurse) {
   std::string s = render_expr(e);
   EXPECT_EQ(s.size(), 2000u * 3 + 1);
   EXPECT_EQ(s.substr(0, 4), "(-(-");
+}
+
+TEST(PrinterTest, PrintGraphAndRenderExprOfAHundredThousandNodeChainDoNotRecurse) {
+  constexpr int kChain = 100'000;
+  UOp e = UOp::variable("x", 0, 10);
+  for (int i = 0; i < kChain; i++) e = -e;
+  std::string graph = print_graph(e);
+  EXPECT_EQ(std::count(graph.begin(), graph.end(), '\n'), kChain + 1) << "one line per node";
+  EXPECT_NE(graph.find("%100000 = NEG weakint (%99999)"), std::string::npos);
+  std::string want;
+  for (int i = 0; i < kChain; i++) want += "(-";
+  want += "x" + std::string(kChain, ')');
+  EXPECT_TRUE(render_expr(e) == want) << "written in linear time: no level copies the text below it";
 }
 
 }  // namespace

@@ -222,5 +222,14 @@ TEST_F(SymbolicTest, RuleHitCountsArePrintedAtDebugLevel5) {
   set_debug_level(before);
 }
 
+TEST_F(SymbolicTest, SimplifyFoldsAHundredThousandNodeAddChainWithoutRecursion) {
+  constexpr int kChain = 100'000;
+  UOp x = UOp::variable("x", 0, 10, dtypes::int32);
+  UOp e = x;
+  for (int i = 0; i < kChain; i++) e = e + 1;
+  UOp s = simplify(e);
+  EXPECT_EQ(s, x + kChain) << print_graph(s).substr(0, 200);
+}
+
 }  // namespace
 }  // namespace doorbell

@@ -232,5 +232,74 @@ TEST(Schedule, AnAssignWithTheWrongShapeIsAnError) {
   }
 }
 
+// ---- deep graphs: a kernel computes at most kMaxFusedDepth ops of a chain -------------------------------------
+
+size_t count_ops(const UOp& kernel_body, Ops op) {
+  size_t n = 0;
+  for (const UOp& u : kernel_body.toposort()) n += u.op() == op;
+  return n;
+}
+
+TEST(Schedule, AddChainAsDeepAsTheFusionBoundIsOneKernel) {
+  UOp x = data({1, 2, 3}, {3}), y = data({1, 1, 1}, {3});
+  UOp v = x;
+  for (int64_t i = 0; i < kMaxFusedDepth; i++) v = v + y;
+  ScheduleResult r = schedule({v});
+  ASSERT_EQ(r.linear.src().size(), 1u) << "fusion is unchanged below the bound";
+  EXPECT_EQ(count_ops(r.linear.src(0).src(0), Ops::ADD), static_cast<size_t>(kMaxFusedDepth));
+  run_linear(r.linear, on_device("REF"));
+  EXPECT_EQ(values(r.becomes[0].second), (std::vector<float>{257, 258, 259}));
+}
+
+TEST(Schedule, AddChainTenTimesTheFusionBoundIsElevenKernelsTenOfThemAlike) {
+  UOp x = data({1, 2, 3}, {3}), y = data({1, 1, 1}, {3});
+  UOp v = x;
+  const int64_t adds = 10 * kMaxFusedDepth + 5;
+  for (int64_t i = 0; i < adds; i++) v = v + y;  // y is a buffer: nothing folds
+  ScheduleResult r = schedule({v});
+  ASSERT_EQ(r.linear.src().size(), 11u);
+  for (size_t k = 0; k < 10; k++) {
+    const UOp& body = r.linear.src(k).src(0);
+    EXPECT_EQ(count_ops(body, Ops::ADD), static_cast<size_t>(kMaxFusedDepth)) << "kernel " << k;
+    EXPECT_EQ(body, r.linear.src(0).src(0)) << "kernel " << k << " is the first one over other buffers: compiled once";
+  }
+  EXPECT_EQ(count_ops(r.linear.src(10).src(0), Ops::ADD), 5u);
+  run_linear(r.linear, on_device("REF"));
+  EXPECT_EQ(values(r.becomes[0].second), (std::vector<float>{1 + adds, 2 + adds, 3 + adds}));
+}
+
+TEST(Schedule, TranscendentalsWeighSixteenOpsTowardTheFusionBound) {
+  UOp x = data({1, 2, 4}, {3});
+  UOp v = x;
+  for (int i = 0; i < 10; i++) v = v.alu(Ops::EXP2).alu(Ops::LOG2);  // 20 ops of weight 16: 320 > 256
+  ScheduleResult r = schedule({v});
+  ASSERT_EQ(r.linear.src().size(), 2u);
+  EXPECT_EQ(count_ops(r.linear.src(0).src(0), Ops::EXP2) + count_ops(r.linear.src(0).src(0), Ops::LOG2), 16u);
+  run_linear(r.linear, on_device("REF"));
+  std::vector<float> got = values(r.becomes[0].second);
+  for (size_t i = 0; i < 3; i++) EXPECT_NEAR(got[i], (std::vector<float>{1, 2, 4})[i], 1e-4) << i;
+}
+
+TEST(Schedule, MovementChainOfTwentyThousandOpsIsSplitAndKeepsTheElementOrder) {
+  // permute then reshape, (2, 3) -> (3, 2) -> (2, 3): a permutation of six elements, applied 10,000 times
+  std::vector<float> start{0, 1, 2, 3, 4, 5};
+  UOp v = data(start, {2, 3});
+  const int rounds = 10'000;
+  for (int i = 0; i < rounds; i++) v = mop(Ops::RESHAPE, mop(Ops::PERMUTE, v, {1, 0}), {2, 3});
+  ScheduleResult r = schedule({v});
+  EXPECT_GT(r.linear.src().size(), 1u);
+  for (const UOp& call : r.linear.src())
+    EXPECT_LE(count_ops(call.src(0), Ops::FLOORDIV), static_cast<size_t>(kMaxFusedDepth)) << "index math is bounded too";
+  std::vector<float> want = start;
+  for (int i = 0; i < rounds; i++) {
+    std::vector<float> next(6);
+    for (int a = 0; a < 3; a++)  // the permuted view (3, 2) read row-major: element [a][b] is want[b * 3 + a]
+      for (int b = 0; b < 2; b++) next[a * 2 + b] = want[b * 3 + a];
+    want = next;
+  }
+  run_linear(r.linear, on_device("REF"));
+  EXPECT_EQ(values(r.becomes[0].second), want);
+}
+
 }  // namespace
 }  // namespace doorbell
