@@ -1,5 +1,7 @@
 #include "hcq/device.h"
 
+#include "hcq/hw_queue.h"
+
 #include <stdexcept>
 
 #include "compiler/program.h"
@@ -100,6 +102,11 @@ size_t Device::loaded_programs() {
 size_t Device::retired_programs() {
   std::lock_guard lock(programs_mutex_);
   return retired_.size();
+}
+
+void Device::submit_on_timeline(HWQueue& q) {
+  std::lock_guard lock(timeline_submit_mu_);
+  q.signal(timeline_signal(), next_timeline()).submit(*this);
 }
 
 void Device::synchronize(std::chrono::milliseconds timeout) {

@@ -87,6 +87,10 @@ class Device {
   uint64_t timeline_value() const { return timeline_value_.load(std::memory_order_acquire); }
   // Returns timeline_value() and advances it.
   uint64_t next_timeline() { return timeline_value_.fetch_add(1, std::memory_order_acq_rel); }
+  // Appends q.signal(timeline, next_timeline()) and submits q, as one step: threads that submit at once take
+  // timeline values in the order their work reaches the device, so the timeline only grows (Signal::set refuses a
+  // smaller value; two threads taking 7 and 8 and submitting 8 first made the 7 fail).
+  void submit_on_timeline(HWQueue& q);
   // Waits until all submitted work signalled the timeline. Throws std::runtime_error on timeout, naming the device,
   // the timeline and what its queue is blocked on (blockage()); and after the wait, when a queue failed since the
   // last synchronize (report_queue_error), with that queue's message.
@@ -120,6 +124,7 @@ class Device {
   std::deque<std::unique_ptr<Signal>> signals_;
   Signal* timeline_signal_ = nullptr;
   std::atomic<uint64_t> timeline_value_{1};
+  std::mutex timeline_submit_mu_;  // submit_on_timeline: value taken and queue submitted together
   std::mutex errors_mutex_;
   std::string first_error_;  // of the queues that failed since the last synchronize
   size_t error_count_ = 0;

@@ -53,7 +53,7 @@ class LinearRunner {
   // Submits what is recorded and waits for it: results are readable when this returns.
   void flush() {
     if (queue_.size() == 0) return;
-    queue_.signal(dev_->timeline_signal(), dev_->next_timeline()).submit(*dev_);
+    dev_->submit_on_timeline(queue_);
     queue_ = HWQueue();
     dev_->synchronize();
     report();
@@ -155,7 +155,7 @@ class LinearRunner {
       q.copy(to, from, src.size());
     }
     if (own_queue) {
-      q.signal(d.timeline_signal(), d.next_timeline()).submit(d);
+      d.submit_on_timeline(q);
       d.synchronize();
       report();
     }
