@@ -420,7 +420,11 @@ struct NvBoundQueue : BoundQueue {
   std::vector<int64_t> encoded_scalars;
   uint64_t last_submission = 0;
   NvDevice* device = nullptr;
+  // The queue may outlive its device (HWQueue holds this, not the device): then the device's teardown already freed
+  // the pushbuffer and kernel arguments with everything else, and `device` must not be touched.
+  std::shared_ptr<const DeviceLife> device_life;
   ~NvBoundQueue() override {
+    if (device_life == nullptr || !device_life->alive.load(std::memory_order_acquire)) return;
     try {  // retired by the device until the GPU is done with them: a submission may still be running from them
       device->free(pushbuffer);
       if (kernargs.size) device->free(kernargs);
@@ -454,6 +458,7 @@ std::shared_ptr<BoundQueue> NvDevice::bind(const HWQueue& queue) {
   std::lock_guard lock(submit_mutex_);
   auto b = std::make_shared<NvBoundQueue>();
   b->device = this;
+  b->device_life = life();
   b->channel = &channel_for(queue.commands());
   b->commands.assign(queue.commands().begin(), queue.commands().end());
   b->buffers.assign(queue.buffers().begin(), queue.buffers().end());

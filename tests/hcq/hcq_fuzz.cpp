@@ -301,9 +301,6 @@ Program generate(uint64_t seed, bool nv) {
     } else if (r < 87) {
       op.kind = OpKind::kFlush;
       op.bind = pick(0, 3) == 0;
-      // A bound copy queue faults NV's copy channel on the emulated GPU (HcqFuzzNv.DISABLED_ABoundCopyQueueOnNv...):
-      // NV streams submit unbound until that is fixed.
-      if (p.stream_device[op.stream] == kNvDevice) op.bind = false;
     } else if (r < 92) {
       op.kind = OpKind::kGate;
     } else {

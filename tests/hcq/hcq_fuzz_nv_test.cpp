@@ -31,11 +31,15 @@ TEST(HcqFuzzNv, RandomProgramsAcrossTwoCpuDevicesAndTheEmulatedGpuRunInOrderAndC
   const uint64_t seed = env_or("HCQ_FUZZ_SEED", 1);
   const RunOptions options = nv_options();
   size_t nv_submissions = 0;
+  size_t nv_bound = 0;
   size_t cross_waits = 0;
   for (uint64_t i = 0; i < count; ++i) {
     const Program program = generate(seed + i, /*nv=*/true);
     const Plan plan = lower(program);
-    for (const Submission& s : plan.submissions) nv_submissions += program.stream_device[s.stream] == kNvDevice;
+    for (const Submission& s : plan.submissions) {
+      nv_submissions += program.stream_device[s.stream] == kNvDevice;
+      nv_bound += program.stream_device[s.stream] == kNvDevice && s.bind;
+    }
     cross_waits += plan.cross_waits;
     const std::string failure = run(program, options);
     if (failure.empty()) continue;
@@ -47,10 +51,12 @@ TEST(HcqFuzzNv, RandomProgramsAcrossTwoCpuDevicesAndTheEmulatedGpuRunInOrderAndC
                   << describe(small);
     return;
   }
-  std::printf("hcq fuzz with NV: %llu programs from seed %llu: %zu NV submissions, %zu waits across streams\n",
-              static_cast<unsigned long long>(count), static_cast<unsigned long long>(seed), nv_submissions,
+  std::printf("hcq fuzz with NV: %llu programs from seed %llu: %zu NV submissions (%zu bound), %zu waits across "
+              "streams\n",
+              static_cast<unsigned long long>(count), static_cast<unsigned long long>(seed), nv_submissions, nv_bound,
               cross_waits);
   EXPECT_GT(nv_submissions, count) << "the programs must put work on NV";
+  EXPECT_GT(nv_bound, 0u) << "the programs must bind NV queues too";
 }
 
 TEST(HcqFuzzNv, ACopyOnTheGpuBetweenTwoCpuExecsIsOrderedBySignalsInGpuMemory) {
@@ -67,10 +73,12 @@ TEST(HcqFuzzNv, ACopyOnTheGpuBetweenTwoCpuExecsIsOrderedBySignalsInGpuMemory) {
   EXPECT_EQ(run(p, nv_options()), "") << describe(p);
 }
 
-// Found by this fuzzer: a copy queue bound on NV (and submitted) faults the copy channel of the emulated GPU
-// ("channel error notifier status 0xffff, error 13 (Xid)"), while the same queue unbound runs. Enable once NV's bound
-// copy queues run; the generator keeps NV streams unbound until then.
-TEST(HcqFuzzNv, DISABLED_ABoundCopyQueueOnNvRunsAsTheUnboundOneDoes) {
+// Found by this fuzzer: a copy queue bound on NV and submitted faulted the copy channel of the emulated GPU
+// ("channel error notifier status 0xffff, error 13 (Xid)"), while the same queue unbound ran. The cause was ours: the
+// bound queue is destroyed right after its submit, and NvBoundQueue's destructor freed its pushbuffer at once, so the
+// channel fetched the GP entry's pushbuffer from unmapped memory. The device now retires such memory until both
+// channels' progress passed the submissions made before the free (NvDevice::free).
+TEST(HcqFuzzNv, ABoundCopyQueueOnNvRunsAsTheUnboundOneDoes) {
   Program p;
   p.nv = true;
   p.stream_device = {kNvDevice};

@@ -341,6 +341,30 @@ TEST(NvDevice, ABoundQueueDestroyedWhileItsSubmissionWaitsStillRunsToItsEnd) {
   EXPECT_EQ(d->fault_report(), "");
 }
 
+// The queue holds the device's life, not the device: a bound queue that outlives its NvDevice skips the frees of
+// its pushbuffer and kernel arguments (the device's teardown released them) instead of calling into the destroyed
+// device (which read freed memory: a crash here, a heap-use-after-free under ASan).
+TEST(NvDevice, ABoundQueueOutlivingItsDeviceIsDestroyedWithoutTouchingIt) {
+  auto q = std::make_unique<HWQueue>();
+  {
+    std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
+    NvMemory src = d->alloc(256), dst = d->alloc(256);
+    std::memset(src.cpu, 0x5a, 256);
+    Signal& done = d->new_signal("bound copy");
+    q->copy(reinterpret_cast<void*>(dst.va), reinterpret_cast<const void*>(src.va), 256).signal(done, 1).bind(*d);
+    q->submit(*d);
+    done.wait(1, std::chrono::milliseconds(20000));
+    EXPECT_EQ(dst.cpu[255], 0x5a);
+  }
+  q.reset();  // NvBoundQueue's destructor: the device is gone, so nothing is freed through it
+  // The emulated GPU of a new device runs (nothing of it was freed by the old queue).
+  std::unique_ptr<NvDevice> other = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
+  Signal& after = other->new_signal("after the queue");
+  HWQueue().signal(after, 1).submit(*other);
+  after.wait(1, std::chrono::milliseconds(20000));
+  EXPECT_EQ(other->fault_report(), "");
+}
+
 // What a faulted channel may touch is never known to be done with: it stays until the device is destroyed.
 TEST(NvDevice, MemoryFreedBehindAFaultedKernelIsKeptUntilTheDeviceIsDestroyed) {
   std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
