@@ -43,6 +43,17 @@ class ObjectCache : public ::testing::Test {
     std::ofstream f(p, std::ios::binary | std::ios::trunc);
     f << bytes;
   }
+  // What compiling kSource twice at DEBUG=1 writes to stderr (a report must appear once, not per compile).
+  static std::string stderr_of_two_compiles_at_debug1() {
+    const int saved = debug_level();
+    set_debug_level(1);
+    ::testing::internal::CaptureStderr();
+    compile_c(kSource);
+    compile_c(kSource);
+    std::string err = ::testing::internal::GetCapturedStderr();
+    set_debug_level(saved);
+    return err;
+  }
   static mode_t mode_of(const std::filesystem::path& p) {
     struct stat st{};
     EXPECT_EQ(lstat(p.c_str(), &st), 0) << p;
@@ -216,13 +227,7 @@ TEST_F(ObjectCache, AnEntryLargerThanTheBoundIsNotRead) {
 TEST_F(ObjectCache, ABadEntryIsReportedOnceAtDebug1) {
   CompiledObject first = compile_c(kSource);
   std::filesystem::resize_file(entry(first), 10);
-  const int saved = debug_level();
-  set_debug_level(1);
-  ::testing::internal::CaptureStderr();
-  compile_c(kSource);
-  compile_c(kSource);
-  const std::string err = ::testing::internal::GetCapturedStderr();
-  set_debug_level(saved);
+  const std::string err = stderr_of_two_compiles_at_debug1();
   const std::string name = entry(first).filename().string();
   ASSERT_NE(err.find(name), std::string::npos) << err;
   EXPECT_EQ(err.find(name, err.find(name) + 1), std::string::npos) << "reported more than once:\n" << err;
@@ -232,13 +237,7 @@ TEST_F(ObjectCache, ABadEntryIsReportedOnceAtDebug1) {
 TEST_F(ObjectCache, ARefusedDirectoryIsReportedOnceAtDebug1) {
   compile_c(kSource);
   std::filesystem::permissions(dir(), std::filesystem::perms::all);
-  const int saved = debug_level();
-  set_debug_level(1);
-  ::testing::internal::CaptureStderr();
-  compile_c(kSource);
-  compile_c(kSource);
-  const std::string err = ::testing::internal::GetCapturedStderr();
-  set_debug_level(saved);
+  const std::string err = stderr_of_two_compiles_at_debug1();
   const std::string line = "not using " + dir().string();
   ASSERT_NE(err.find(line), std::string::npos) << err;
   EXPECT_EQ(err.find(line, err.find(line) + 1), std::string::npos) << "reported more than once:\n" << err;

@@ -1,5 +1,6 @@
 #include "float64_reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -109,6 +110,13 @@ std::vector<int64_t> broadcast_index(const Shape& from, const Shape& to) {
     out[k] = ravel(src, from);
   }
   return out;
+}
+
+Shape without_axes(const Shape& shape, const std::vector<int64_t>& axes) {
+  Shape s;
+  for (size_t i = 0; i < shape.size(); i++)
+    if (std::find(axes.begin(), axes.end(), static_cast<int64_t>(i)) == axes.end()) s.push_back(shape[i]);
+  return s;
 }
 
 Shape permuted(const Shape& in, const Shape& order) {

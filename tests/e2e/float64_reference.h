@@ -89,6 +89,8 @@ Shape permuted(const Shape& in, const Shape& order);
 Shape padded(const Shape& in, const std::vector<std::pair<int64_t, int64_t>>& pad);
 
 // ---- reductions ------------------------------------------------------------------------------------------------
+// The shape with `axes` removed (a reduction without keepdim).
+Shape without_axes(const Shape& shape, const std::vector<int64_t>& axes);
 // Folds the elements along `axes` (sorted, distinct) from `init`; keepdim keeps them as size 1.
 template <class T, class F>
 Array<T> reduce(const Array<T>& a, const std::vector<int64_t>& axes, bool keepdim, T init, F f) {
@@ -101,12 +103,7 @@ Array<T> reduce(const Array<T>& a, const std::vector<int64_t>& axes, bool keepdi
     T& acc = out.data[ravel(idx, kept)];
     acc = f(acc, a.data[k]);
   }
-  if (!keepdim) {
-    Shape s;
-    for (size_t i = 0; i < a.shape.size(); i++)
-      if (std::find(axes.begin(), axes.end(), static_cast<int64_t>(i)) == axes.end()) s.push_back(a.shape[i]);
-    out.shape = s;
-  }
+  if (!keepdim) out.shape = without_axes(a.shape, axes);
   return out;
 }
 

@@ -257,14 +257,19 @@ Ref convert(const Ref& a, DType to) {
   return out;
 }
 
+// out[k] = a[src]: the value with its error bound and unknown flag.
+void copy_element(const Ref& a, int64_t src, Ref& out, int64_t k) {
+  out.v[k] = a.v[src];
+  out.err[k] = a.err[src];
+  out.unknown[k] = a.unknown[src];
+}
+
 Ref gather(const Ref& a, const Shape& out_shape, const IndexMap& m, double fill = 0) {
   Ref out = make_ref(out_shape, a.dtype);
   for (int64_t k = 0; k < numel(out_shape); k++) {
     std::optional<int64_t> src = m(unravel(k, out_shape));
     if (src) {
-      out.v[k] = a.v[*src];
-      out.err[k] = a.err[*src];
-      out.unknown[k] = a.unknown[*src];
+      copy_element(a, *src, out, k);
     } else {
       out.v[k] = fill;
     }
@@ -454,12 +459,7 @@ Ref reduce_ref(ReduceOp op, const Ref& a0, const std::vector<int64_t>& axes, boo
     }
     if (op == ReduceOp::Sum) settle(out, o);
   }
-  if (!keepdim) {
-    Shape s;
-    for (size_t i = 0; i < a.shape.size(); i++)
-      if (std::find(axes.begin(), axes.end(), static_cast<int64_t>(i)) == axes.end()) s.push_back(a.shape[i]);
-    out.shape = s;
-  }
+  if (!keepdim) out.shape = without_axes(a.shape, axes);
   return out;
 }
 
@@ -560,9 +560,8 @@ Ref evaluate_ref(const Op& op, const std::vector<Ref>& vals) {
         bool take_x = c.v[ic[k]] != 0;
         const Ref& pick = take_x ? x : y;
         size_t ip = static_cast<size_t>(take_x ? ix[k] : iy[k]);
-        out.v[k] = pick.v[ip];
-        out.err[k] = pick.err[ip];
-        out.unknown[k] = c.unknown[ic[k]] || pick.unknown[ip];
+        copy_element(pick, static_cast<int64_t>(ip), out, static_cast<int64_t>(k));
+        out.unknown[k] |= c.unknown[ic[k]];
       }
       return out;
     }
@@ -580,11 +579,7 @@ Ref evaluate_ref(const Op& op, const std::vector<Ref>& vals) {
       const Ref& a = vals[op.in[0]];
       std::vector<int64_t> idx = broadcast_index(a.shape, op.shape);
       Ref out = make_ref(op.shape, a.dtype);
-      for (size_t k = 0; k < idx.size(); k++) {
-        out.v[k] = a.v[idx[k]];
-        out.err[k] = a.err[idx[k]];
-        out.unknown[k] = a.unknown[idx[k]];
-      }
+      for (size_t k = 0; k < idx.size(); k++) copy_element(a, idx[k], out, static_cast<int64_t>(k));
       return out;
     }
     case Kind::Pad: {
@@ -632,10 +627,7 @@ Ref evaluate_ref(const Op& op, const std::vector<Ref>& vals) {
         bool first = idx[axis] < a.shape[axis];
         const Ref& src = first ? a : b;
         if (!first) idx[axis] -= a.shape[axis];
-        int64_t f = ravel(idx, src.shape);
-        out.v[k] = src.v[f];
-        out.err[k] = src.err[f];
-        out.unknown[k] = src.unknown[f];
+        copy_element(src, ravel(idx, src.shape), out, k);
       }
       return out;
     }
