@@ -29,7 +29,14 @@ Tensor buffer_tensor(const char* op, const std::byte* src, DType src_dt, size_t 
     fail(op, std::to_string(count) + " values cannot fill shape " + shape_str(shape) + " of " +
                  std::to_string(frontend::prod(shape)) + " elements");
   UOp buffer = new_buffer(dt, static_cast<int64_t>(count));
-  if (count) frontend::convert_elements(op, src, src_dt, count, dt, buffer_bytes(buffer).data());
+  // Into the buffer through its device (write_buffer: a GPU's copy engine for large data), converted first if need be.
+  if (count && src_dt == dt) {
+    write_buffer(buffer, std::span<const std::byte>(src, count * dt.itemsize()));
+  } else if (count) {
+    std::vector<std::byte> converted(count * dt.itemsize());
+    frontend::convert_elements(op, src, src_dt, count, dt, converted.data());
+    write_buffer(buffer, converted);
+  }
   return Tensor(frontend::reshape_uop(buffer, shape));
 }
 

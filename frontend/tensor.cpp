@@ -179,8 +179,14 @@ std::vector<std::byte> Tensor::host_values(DType as) const {
   t.realize();
   UOp buffer = frontend::plain_buffer(t.uop());
   if (!buffer) fail("tolist", "after realize the tensor is " + std::string(op_name(t.uop().op())) + ", expected a view of a BUFFER");
-  std::span<std::byte> bytes = buffer_bytes(buffer);
-  frontend::convert_elements("tolist", bytes.data(), dtype(), n, as, out.data());
+  // Out of the buffer through its device (read_buffer: a GPU's copy engine for large data), converted after if need be.
+  if (dtype() == as) {
+    read_buffer(buffer, out);
+    return out;
+  }
+  std::vector<std::byte> stored(n * dtype().itemsize());
+  read_buffer(buffer, stored);
+  frontend::convert_elements("tolist", stored.data(), dtype(), n, as, out.data());
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include "hcq/hw_queue.h"
 
+#include <cstring>
 #include <stdexcept>
 
 #include "compiler/program.h"
@@ -15,6 +16,14 @@ Device::Device(std::string name, bool host_signals) : name_(std::move(name)), li
 void Device::create_timeline_signal() { timeline_signal_ = &new_signal("timeline", 0); }
 
 Device::~Device() { life_->alive.store(false, std::memory_order_release); }
+
+void Device::copy_in(const Storage& storage, uint64_t offset, const void* src, size_t bytes) {
+  if (bytes != 0) std::memcpy(static_cast<std::byte*>(storage.host) + offset, src, bytes);
+}
+
+void Device::copy_out(void* dst, const Storage& storage, uint64_t offset, size_t bytes) {
+  if (bytes != 0) std::memcpy(dst, static_cast<const std::byte*>(storage.host) + offset, bytes);
+}
 
 Signal& Device::new_signal(std::string name, uint64_t initial) {
   std::lock_guard lock(signals_mutex_);

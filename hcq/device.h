@@ -79,6 +79,12 @@ class Device {
   };
   virtual Storage allocate_storage(size_t bytes) { (void)bytes; return {}; }
   virtual void release_storage(const Storage& storage) { (void)storage; }
+  // Host <-> storage transfers of `bytes` bytes at byte `offset` of `storage` (host_buffers' write_buffer and
+  // read_buffer). The default copies through the host mapping; a GPU may use its copy engine (NV: large transfers
+  // through a pinned staging ring). They return once the bytes arrived; ordering them after the device's work on
+  // the buffer is the caller's (the frontend reads a tensor after run_linear synchronized).
+  virtual void copy_in(const Storage& storage, uint64_t offset, const void* src, size_t bytes);
+  virtual void copy_out(void* dst, const Storage& storage, uint64_t offset, size_t bytes);
 
   // A signal owned by the device; it lives as long as the device.
   Signal& new_signal(std::string name, uint64_t initial = 0);

@@ -104,6 +104,45 @@ std::span<std::byte> buffer_bytes(const UOp& b) {
   return std::span<std::byte>(static_cast<std::byte*>(block.data), nbytes);
 }
 
+namespace {
+
+// The root storage of a buffer (through views into an arena), allocated on first use, the byte offset of `b` in it,
+// and its size; checks that [offset, offset + bytes) of `b` lies inside `b`.
+struct Placed {
+  Block block;
+  size_t offset;
+};
+Placed place(const UOp& b, size_t offset, size_t bytes, const char* what) {
+  const size_t size = buffer_bytes(b).size();  // allocates on first use
+  if (offset > size || bytes > size - offset)
+    throw std::invalid_argument(std::string(what) + ": " + std::to_string(bytes) + " bytes at byte " + std::to_string(offset) +
+                                " lie outside the buffer of " + std::to_string(size) + " bytes");
+  const UOp* root = &b;
+  size_t at = offset;
+  while (root->src(0).op() == Ops::BUFFER) {
+    at += static_cast<size_t>(std::get<int64_t>(root->src(1).arg()));
+    root = &root->src(0);
+  }
+  std::lock_guard lock(store().mu);
+  return Placed{store().bytes.at(root->src(0).arg_as<int64_t>()), at};
+}
+
+}  // namespace
+
+void write_buffer(const UOp& b, std::span<const std::byte> src, size_t offset) {
+  Placed p = place(b, offset, src.size(), "write_buffer");
+  if (src.empty()) return;
+  if (p.block.device != nullptr) p.block.device->copy_in(p.block.storage, p.offset, src.data(), src.size());
+  else std::memcpy(static_cast<std::byte*>(p.block.data) + p.offset, src.data(), src.size());
+}
+
+void read_buffer(const UOp& b, std::span<std::byte> dst, size_t offset) {
+  Placed p = place(b, offset, dst.size(), "read_buffer");
+  if (dst.empty()) return;
+  if (p.block.device != nullptr) p.block.device->copy_out(dst.data(), p.block.storage, p.offset, dst.size());
+  else std::memcpy(dst.data(), static_cast<const std::byte*>(p.block.data) + p.offset, dst.size());
+}
+
 uint64_t buffer_device_address(const UOp& b) {
   check_buffer(b);
   if (b.src(0).op() == Ops::BUFFER) return buffer_device_address(b.src(0)) + static_cast<uint64_t>(std::get<int64_t>(b.src(1).arg()));

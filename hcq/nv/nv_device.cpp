@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -127,19 +129,96 @@ std::string NvDevice::arch() const {
 
 std::string NvDevice::ptx_target() const { return ptx_arch_for(arch()); }
 
+// ---- memory: sub-allocated blocks, RM allocations of their own (the baseline), retirement ---------------------
+
+namespace {
+
+// Video memory: 2 MiB chunks (the GPU's large page) doubling up to 256 MiB, so a program that grows to n bytes makes
+// O(log n) RM allocations while a mostly idle device wastes at most one growth step. System memory (bound queues'
+// pushbuffers and kernel arguments): the same, capped lower, since pinned host pages are taken from the host.
+SubAllocatorPolicy heap_policy(bool system_memory) {
+  SubAllocatorPolicy p;
+  if (system_memory) {
+    p.max_chunk = 32 << 20;
+    p.own_chunk_at = 16 << 20;
+  }
+  return p;
+}
+
+constexpr uint64_t kAllocationAlignment = 256;  // cudaMalloc's; QMDs and constant buffers need 256 (clcbc0.h SEND_PCAS)
+
+}  // namespace
+
+bool NvDevice::suballocation_default() {
+  const char* v = std::getenv("DOORBELL_NV_SUBALLOC");
+  return v == nullptr || std::string(v) != "0";
+}
+
+void NvDevice::set_suballocation(bool on) {
+  std::lock_guard lock(memory_mutex_);
+  suballocate_ = on;
+}
+
+SubAllocator::Stats NvDevice::heap_stats(bool system_memory) {
+  std::lock_guard lock(memory_mutex_);
+  const std::optional<SubAllocator>& heap = system_memory ? system_heap_ : video_heap_;
+  return heap ? heap->stats() : SubAllocator::Stats{};
+}
+
+SubAllocator& NvDevice::heap_locked(bool system_memory) {
+  std::optional<SubAllocator>& heap = system_memory ? system_heap_ : video_heap_;
+  if (!heap) {
+    heap.emplace(
+        name() + (system_memory ? " system memory" : " video memory"), heap_policy(system_memory),
+        [this, system_memory](uint64_t bytes) {
+          NvMemory m = session_->alloc(bytes, system_memory);
+          return HeapChunk{m.handle, m.va, m.size, m.cpu};
+        },
+        [this](const HeapChunk& c) {
+          NvMemory m;
+          m.handle = c.handle;
+          session_->free(m);
+        });
+  }
+  return *heap;
+}
+
+NvMemory NvDevice::alloc_locked(uint64_t size, bool system_memory, std::string_view what) {
+  NvMemory m;
+  if (suballocate_) {
+    const SubAllocator::Block b = heap_locked(system_memory).alloc(size, kAllocationAlignment, what);
+    m = NvMemory{static_cast<ki::NvHandle>(b.chunk_handle), b.address, b.size, b.host, system_memory};
+  } else {
+    m = session_->alloc(size, system_memory);
+  }
+  allocations_.emplace(m.va, Allocation{m, suballocate_});
+  return m;
+}
+
+void NvDevice::release_locked(const NvMemory& memory) {
+  auto it = allocations_.find(memory.va);
+  if (it == allocations_.end()) throw std::logic_error("NV: release of memory at " + hex(memory.va) + " that is not allocated");
+  const Allocation a = it->second;
+  allocations_.erase(it);
+  if (a.suballocated) heap_locked(a.memory.system_memory).free(a.memory.va);
+  else session_->free(a.memory);
+}
+
 NvMemory NvDevice::alloc(uint64_t size, bool system_memory) {
   std::lock_guard lock(memory_mutex_);
   free_retired_locked();
-  return session_->alloc(size, system_memory);
+  return alloc_locked(size, system_memory, "an allocation of " + std::to_string(size) + " bytes");
 }
 
 Device::Storage NvDevice::allocate_storage(size_t bytes) {
   std::lock_guard lock(memory_mutex_);
   free_retired_locked();
-  NvMemory m = session_->alloc(bytes, /*system_memory=*/emulated());
+  // The baseline keeps the old placement: host memory on the emulated GPU, whose 4 KiB pages kept thousands of small
+  // buffers cheap when each was an RM allocation of its own.
+  NvMemory m = alloc_locked(bytes, /*system_memory=*/!suballocate_ && emulated(), "buffer storage of " + std::to_string(bytes) + " bytes");
   std::memset(m.cpu, 0, bytes);
-  storage_[m.handle] = m;
-  return Storage{m.cpu, m.va, m.handle};
+  storage_[m.va] = m;
+  return Storage{m.cpu, m.va, m.va};
 }
 
 void NvDevice::release_storage(const Storage& storage) {
@@ -160,20 +239,24 @@ void NvDevice::free(const NvMemory& memory) {
   Retired r{memory, compute_->submissions.load(), copy_->submissions.load()};
   std::lock_guard lock(memory_mutex_);
   for (const Retired& earlier : retired_)
-    if (earlier.memory.handle == memory.handle)
-      throw std::invalid_argument("NV: free of memory handle " + std::to_string(memory.handle) + " that was already freed");
-  if (!session_->owns(memory))
-    throw std::invalid_argument("NV: free of memory handle " + std::to_string(memory.handle) + " that this device did not allocate");
+    if (earlier.memory.va == memory.va)
+      throw std::invalid_argument("NV: free of the memory at GPU address " + hex(memory.va) + ", which was already freed");
+  auto it = allocations_.find(memory.va);
+  if (it == allocations_.end() || it->second.memory.handle != memory.handle)
+    throw std::invalid_argument("NV: free of the memory at GPU address " + hex(memory.va) + " (RM handle " + std::to_string(memory.handle) +
+                                "), which this device did not allocate or already freed");
   retired_.push_back(r);
   free_retired_locked();
 }
 
+// A retired block goes back to its heap (where the next allocation may reuse it) only here: once no submitted
+// command may touch it.
 void NvDevice::free_retired_locked() {
   if (retired_.empty()) return;
   const uint64_t compute_done = compute_->progress->value(), copy_done = copy_->progress->value();
   std::erase_if(retired_, [&](const Retired& r) {
     if (compute_done < r.compute_submissions || copy_done < r.copy_submissions) return false;
-    session_->free(r.memory);
+    release_locked(r.memory);
     return true;
   });
 }
@@ -182,6 +265,61 @@ size_t NvDevice::retired_count() {
   std::lock_guard lock(memory_mutex_);
   free_retired_locked();
   return retired_.size();
+}
+
+// ---- host <-> GPU transfers ------------------------------------------------------------------------------------
+
+uint64_t NvDevice::kick_copy(uint64_t dst, uint64_t src, uint64_t bytes) {
+  std::lock_guard lock(submit_mutex_);
+  kick(*copy_, encode_copy_linear(session_->classes().copy, dst, src, bytes));
+  return copy_->submissions.load();
+}
+
+uint8_t* NvDevice::staging_slot(size_t slot) {
+  if (staging_.size == 0) {
+    std::lock_guard lock(memory_mutex_);
+    staging_ = session_->alloc(kStagingSlots * kStagingSlotBytes, /*system_memory=*/true);  // lives as long as the device
+  }
+  copy_->progress->wait(staging_slot_done_[slot]);
+  return staging_.cpu + slot * kStagingSlotBytes;
+}
+
+void NvDevice::copy_in(const Storage& storage, uint64_t offset, const void* src, size_t bytes) {
+  if (bytes < kStagedCopyThreshold) return Device::copy_in(storage, offset, src, bytes);
+  std::lock_guard lock(transfer_mutex_);
+  const auto* from = static_cast<const uint8_t*>(src);
+  uint64_t last = 0;
+  for (uint64_t done = 0, piece = 0; done < bytes; done += kStagingSlotBytes, piece++) {
+    const size_t slot = piece % kStagingSlots;
+    const uint64_t n = std::min<uint64_t>(kStagingSlotBytes, bytes - done);
+    std::memcpy(staging_slot(slot), from + done, n);  // while the engine copies the previous slots
+    last = kick_copy(storage.address + offset + done, staging_.va + slot * kStagingSlotBytes, n);
+    staging_slot_done_[slot] = last;
+  }
+  copy_->progress->wait(last);
+}
+
+void NvDevice::copy_out(void* dst, const Storage& storage, uint64_t offset, size_t bytes) {
+  if (bytes < kStagedCopyThreshold) return Device::copy_out(dst, storage, offset, bytes);
+  std::lock_guard lock(transfer_mutex_);
+  auto* to = static_cast<uint8_t*>(dst);
+  const uint64_t pieces = (bytes + kStagingSlotBytes - 1) / kStagingSlotBytes;
+  uint64_t issued = 0;
+  auto issue = [&]() {  // the copy of piece `issued` into its slot
+    const size_t slot = issued % kStagingSlots;
+    const uint64_t at = issued * kStagingSlotBytes, n = std::min<uint64_t>(kStagingSlotBytes, bytes - at);
+    staging_slot(slot);
+    staging_slot_done_[slot] = kick_copy(staging_.va + slot * kStagingSlotBytes, storage.address + offset + at, n);
+    issued++;
+  };
+  // Keep every slot busy: drain the oldest piece while the engine fills the others.
+  while (issued < std::min<uint64_t>(pieces, kStagingSlots)) issue();
+  for (uint64_t piece = 0; piece < pieces; piece++) {
+    const size_t slot = piece % kStagingSlots;
+    const uint64_t at = piece * kStagingSlotBytes, n = std::min<uint64_t>(kStagingSlotBytes, bytes - at);
+    std::memcpy(to + at, staging_slot(slot), n);
+    if (issued < pieces) issue();
+  }
 }
 
 std::string NvDevice::fault_report() const {

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -32,6 +33,7 @@
 #include "hcq/hw_queue.h"
 #include "hcq/nv/nv_program.h"
 #include "hcq/nv/nv_session.h"
+#include "hcq/suballocator.h"
 #include "ir/uop.h"
 
 namespace doorbell::nv {
@@ -79,18 +81,37 @@ class NvDevice final : public Device {
   std::string ptx_target() const;
   NvSession& session() { return *session_; }
 
-  // Video memory (default) or GPU-visible host memory, mapped for the host too.
+  // Video memory (default) or GPU-visible host memory, mapped for the host too, 256-byte aligned: a block of one of
+  // the device's two sub-allocators (hcq/suballocator.h; chunks from RM), or with sub-allocation off an RM
+  // allocation of its own. `memory.handle` is the RM allocation it lies in; the device knows it by `memory.va`.
+  // Throws OutOfDeviceMemory naming the request, what is free and RM's answer.
   NvMemory alloc(uint64_t size, bool system_memory = false);
   // Lets the memory go: freed at once when no submitted command may touch it, else once the work submitted so far
   // completed (or at the device's destruction). Throws for memory this device did not allocate or already freed.
   void free(const NvMemory& memory);
   // How many freed allocations still wait for submitted work to complete (after freeing those whose work did).
   size_t retired_count();
+  // Sub-allocation (the default) or, as the baseline the benchmarks measure it against, one RM allocation per
+  // buffer (video memory rounded to 2 MiB): DOORBELL_NV_SUBALLOC=0 in the environment, or this call before the
+  // first allocation.
+  void set_suballocation(bool on);
+  // The video- or system-memory sub-allocator's figures (all zero before its first allocation).
+  SubAllocator::Stats heap_stats(bool system_memory);
 
-  // Buffer storage for host_buffers: video memory mapped for the host (host memory on the emulated GPU, where
-  // both are host memory and small pages keep thousands of small buffers cheap).
+  // Buffer storage for host_buffers: video memory mapped for the host, zero-filled.
   Storage allocate_storage(size_t bytes) override;
   void release_storage(const Storage& storage) override;
+  // Host <-> buffer transfers. Below kStagedCopyThreshold a memcpy through the buffer's mapping; from it on the copy
+  // engine moves the bytes between the buffer and a ring of kStagingSlots pinned host slots of kStagingSlotBytes,
+  // the host filling (or draining) one slot while the engine copies another. Returns once the bytes arrived.
+  void copy_in(const Storage& storage, uint64_t offset, const void* src, size_t bytes) override;
+  void copy_out(void* dst, const Storage& storage, uint64_t offset, size_t bytes) override;
+  // A submission and its completion wait cost about 10 us (doorbell, semaphore poll); at PCIe 5 x16's ~25 GB/s that
+  // is the time of 256 KiB, so below it the fixed cost dominates and a memcpy is faster (an estimate, not measured
+  // on hardware yet). Reads of video memory through the BAR mapping are uncached, which favours the engine sooner.
+  static constexpr uint64_t kStagedCopyThreshold = 256 << 10;
+  static constexpr uint64_t kStagingSlotBytes = 2 << 20;
+  static constexpr uint64_t kStagingSlots = 4;  // 8 MiB of pinned host memory, allocated on the first staged copy
 
   bool separate_copy_queue() const override { return true; }
 
@@ -140,13 +161,33 @@ class NvDevice final : public Device {
   void free_retired_locked();
 
   std::mutex submit_mutex_;
-  mutable std::mutex memory_mutex_;  // the session's allocations and frees, storage_, retired_; after submit_mutex_
-  std::unordered_map<uint64_t, NvMemory> storage_;  // by handle
+  // The session's allocations and frees, the heaps, allocations_, storage_, retired_; after submit_mutex_.
+  mutable std::mutex memory_mutex_;
+  // Memory management (memory_mutex_ held): an allocation through the heap or RM; its release.
+  NvMemory alloc_locked(uint64_t size, bool system_memory, std::string_view what);
+  void release_locked(const NvMemory& memory);
+  SubAllocator& heap_locked(bool system_memory);
+  std::optional<SubAllocator> video_heap_, system_heap_;  // made on first use
+  bool suballocate_ = suballocation_default();
+  static bool suballocation_default();
+  struct Allocation {
+    NvMemory memory;
+    bool suballocated;
+  };
+  std::unordered_map<uint64_t, Allocation> allocations_;  // live (retired included), by GPU address
+  std::unordered_map<uint64_t, NvMemory> storage_;        // by GPU address (Storage::handle)
   struct Retired {
     NvMemory memory;
     uint64_t compute_submissions, copy_submissions;  // each channel's submissions when it was let go
   };
   std::vector<Retired> retired_;
+  // Staged transfers (copy_in/copy_out): one at a time, each slot reused once the copy that used it completed.
+  std::mutex transfer_mutex_;
+  NvMemory staging_{};
+  std::array<uint64_t, kStagingSlots> staging_slot_done_{};  // the copy channel submission that last used each slot
+  // Kicks a copy of `bytes` from `src` to `dst` (GPU addresses) on the copy channel; returns its submission count.
+  uint64_t kick_copy(uint64_t dst, uint64_t src, uint64_t bytes);
+  uint8_t* staging_slot(size_t slot);  // waits until its last copy completed; transfer_mutex_ held
   mutable std::mutex fault_mutex_;
   mutable std::string first_fault_;  // the report, once a fault was seen (a faulted channel stays faulted)
 };

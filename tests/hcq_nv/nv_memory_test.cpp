@@ -1,0 +1,192 @@
+// NvDevice's memory management on the emulated driver and GPU: buffers are blocks of few RM allocations (the
+// sub-allocator, hcq/suballocator.h), a freed block is reused only once no queued command may touch it, running out
+// of video memory names the request, what is free and RM's answer, and host <-> GPU transfers above
+// kStagedCopyThreshold go through the copy engine and a pinned staging ring, exactly, for any size and offset.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "frontend/tensor.h"
+#include "hcq/devices.h"
+#include "hcq/nv/nv_device.h"
+#include "hcq/run_linear.h"
+#include "hcq/wait_primitives.h"
+#include "ir/environment.h"
+#include "mockgpu/nv/mock_nv_seam.h"
+
+namespace doorbell::nv {
+namespace {
+
+// A seam that forwards to an emulated machine the test keeps: its driver's and GPU's counters outlive the device.
+class BorrowedSeam final : public kernel_interface::SyscallSeam {
+ public:
+  explicit BorrowedSeam(mockgpu::nv::MockNvSeam& seam) : seam_(seam) {}
+  int open(const std::string& path, int flags) override { return seam_.open(path, flags); }
+  int ioctl(int fd, unsigned long request, void* arg) override { return seam_.ioctl(fd, request, arg); }
+  ssize_t read(int fd, void* buffer, std::size_t length) override { return seam_.read(fd, buffer, length); }
+  void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset, int* error) override {
+    return seam_.mmap(addr, length, prot, flags, fd, offset, error);
+  }
+  int munmap(void* addr, std::size_t length) override { return seam_.munmap(addr, length); }
+  int close(int fd) override { return seam_.close(fd); }
+  bool emulated() const override { return true; }
+
+ private:
+  mockgpu::nv::MockNvSeam& seam_;
+};
+
+// Freed memory is retired until both channels passed the submissions made before (here the bring-up's, which the
+// emulated GPU's thread may not have run yet); bounded, so that a GPU that never runs them fails the test.
+void settle(NvDevice& d) {
+  const int64_t give_up = monotonic_ns() + int64_t{20'000'000'000};
+  while (d.retired_count() != 0 && monotonic_ns() < give_up) std::this_thread::yield();
+  ASSERT_EQ(d.retired_count(), 0u);
+}
+
+TEST(NvMemory, ThousandsOfSmallBuffersTakeOneRmAllocation) {
+  mockgpu::nv::MockNvSeam machine;
+  auto d = NvDevice::open(std::make_unique<BorrowedSeam>(machine));
+  const size_t objects_before = machine.driver().rm_object_count();
+  std::vector<Device::Storage> buffers;
+  for (int i = 0; i < 2000; i++) buffers.push_back(d->allocate_storage(100));
+  EXPECT_EQ(machine.driver().rm_object_count() - objects_before, 1u) << "2000 buffers of 100 bytes share one 2 MiB chunk";
+  for (size_t i = 1; i < buffers.size(); i++) ASSERT_EQ(buffers[i].address % 256, 0u);
+  for (const Device::Storage& s : buffers) d->release_storage(s);
+  settle(*d);
+  const SubAllocator::Stats s = d->heap_stats(/*system_memory=*/false);
+  EXPECT_EQ(s.live_blocks, 0u);
+  EXPECT_EQ(s.free_bytes, s.chunk_bytes) << "everything freed is free again";
+  EXPECT_EQ(s.free_blocks, s.chunks) << "and coalesced";
+}
+
+TEST(NvMemory, TheBaselineMakesOneRmAllocationPerBuffer) {
+  mockgpu::nv::MockNvSeam machine;
+  auto d = NvDevice::open(std::make_unique<BorrowedSeam>(machine));
+  d->set_suballocation(false);
+  const size_t objects_before = machine.driver().rm_object_count();
+  std::vector<Device::Storage> buffers;
+  for (int i = 0; i < 20; i++) buffers.push_back(d->allocate_storage(100));
+  EXPECT_EQ(machine.driver().rm_object_count() - objects_before, 20u);
+  for (const Device::Storage& s : buffers) d->release_storage(s);
+  settle(*d);
+  EXPECT_EQ(machine.driver().rm_object_count(), objects_before);
+}
+
+// A freed block goes back to the heap only once the work submitted before the free completed: the next allocation
+// of the same size must not land on memory a queued kernel may still write.
+TEST(NvMemory, AFreedBlockIsReusedOnlyAfterTheQueuedWorkThatMayTouchItCompleted) {
+  std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
+  NvMemory a = d->alloc(4096);
+  Signal& gate = d->new_signal("gate");
+  Signal& done = d->new_signal("after the gate");
+  HWQueue().wait(gate, 1).signal(done, 1).submit(*d);
+  d->free(a);
+  NvMemory b = d->alloc(4096);
+  EXPECT_NE(b.va, a.va) << "a's block is retired while the queued work may touch it";
+  EXPECT_THROW(d->free(a), std::invalid_argument) << "a second free";
+  gate.set(1);
+  done.wait(1, std::chrono::milliseconds(20000));
+  Signal& later = d->new_signal("a later submission");
+  HWQueue().signal(later, 1).submit(*d);
+  later.wait(1, std::chrono::milliseconds(20000));
+  EXPECT_EQ(d->retired_count(), 0u);
+  NvMemory c = d->alloc(4096);
+  EXPECT_EQ(c.va, a.va) << "once the work completed, the freed block is the best fit again";
+  d->free(b);
+  d->free(c);
+  NvMemory bogus = c;
+  bogus.va += 256;
+  EXPECT_THROW(d->free(bogus), std::invalid_argument) << "an address inside a block is no allocation";
+}
+
+TEST(NvMemory, RunningOutOfVideoMemoryNamesTheRequestWhatIsFreeAndRmsAnswer) {
+  mockgpu::nv::MockGpuConfig config;
+  config.vram_bytes = 64 << 20;
+  std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>(config));
+  NvMemory small = d->alloc(1 << 20);
+  try {
+    d->alloc(80 << 20);
+    FAIL() << "expected OutOfDeviceMemory";
+  } catch (const OutOfDeviceMemory& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("NV video memory: out of memory for an allocation of 83886080 bytes (83886080 bytes)"), std::string::npos) << m;
+    EXPECT_NE(m.find("bytes free in 1 chunks of 2097152 bytes, the largest free block 1048576 bytes"), std::string::npos) << m;
+    EXPECT_NE(m.find("NV_ERR_NO_MEMORY"), std::string::npos) << m;
+  }
+  d->free(small);
+  NvMemory after = d->alloc(32 << 20);  // the failure left the device usable
+  EXPECT_EQ(after.size, uint64_t{32} << 20);
+}
+
+// Random bytes of `n` bytes, different for each size.
+std::vector<uint8_t> pattern(size_t n) {
+  std::vector<uint8_t> v(n);
+  std::mt19937 rng(static_cast<uint32_t>(n));
+  for (uint8_t& b : v) b = static_cast<uint8_t>(rng());
+  return v;
+}
+
+TEST(NvTransfers, RoundTripExactlyAroundTheThresholdAndTheStagingRingSize) {
+  mockgpu::nv::MockNvSeam machine;
+  auto d = NvDevice::open(std::make_unique<BorrowedSeam>(machine));
+  constexpr size_t kT = NvDevice::kStagedCopyThreshold, kSlot = NvDevice::kStagingSlotBytes;
+  constexpr size_t kRing = NvDevice::kStagingSlots * kSlot;
+  const size_t sizes[] = {1, 255, kT - 1, kT, kT + 1, kT + 4093, kSlot + 7, kRing - 1, kRing, kRing + 1, 3 * kRing + 12345};
+  for (size_t n : sizes) {
+    for (size_t offset : {size_t{0}, size_t{3}}) {
+      SCOPED_TRACE("size " + std::to_string(n) + " at offset " + std::to_string(offset));
+      Device::Storage s = d->allocate_storage(offset + n + 64);
+      const std::vector<uint8_t> in = pattern(n);
+      const uint64_t copies_before = machine.gpu().stats().copies;
+      d->copy_in(s, offset, in.data(), n);
+      const uint64_t staged_pieces = n >= kT ? (n + kSlot - 1) / kSlot : 0;
+      EXPECT_EQ(machine.gpu().stats().copies - copies_before, staged_pieces) << "the copy engine moved each slot's piece";
+      const auto* mapped = static_cast<const uint8_t*>(s.host);
+      ASSERT_EQ(std::memcmp(mapped + offset, in.data(), n), 0) << "the buffer holds the bytes (read through its mapping)";
+      for (size_t i = 0; i < offset; i++) ASSERT_EQ(mapped[i], 0) << "nothing before the range was written";
+      for (size_t i = offset + n; i < offset + n + 64; i++) ASSERT_EQ(mapped[i], 0) << "nothing after the range was written";
+      std::vector<uint8_t> out(n, 0xee);
+      d->copy_out(out.data(), s, offset, n);
+      EXPECT_EQ(machine.gpu().stats().copies - copies_before, 2 * staged_pieces);
+      ASSERT_TRUE(out == in) << "the bytes came back";
+      d->release_storage(s);
+    }
+  }
+  EXPECT_EQ(d->fault_report(), "");
+}
+
+// DEV=NV on the emulated GPU for this process (the registry's device, opened on first use).
+Device& nv() {
+  static Device& dev = [] () -> Device& {
+    setenv("MOCKGPU", "1", 1);
+    return device("NV");
+  }();
+  return dev;
+}
+
+// A tensor's data goes in through write_buffer and comes out through read_buffer (NvDevice::copy_in/copy_out): a
+// size past the staging ring, an odd one below the threshold, and a conversion on the way in and out.
+TEST(NvTransfers, TensorDataRoundTripsThroughTheDeviceHooks) {
+  nv();
+  const std::string saved = doorbell::default_device_name();
+  set_default_device_name("NV");
+  for (size_t n : {size_t{1001}, size_t{3} * (8 << 20) / 4 + 17}) {
+    std::vector<float> values(n);
+    for (size_t i = 0; i < n; i++) values[i] = static_cast<float>(i % 1000) * 0.5f;
+    Tensor t(values);
+    t.realize();
+    EXPECT_EQ(t.tolist<float>(), values) << n << " floats";
+    std::vector<int32_t> ints(n);
+    for (size_t i = 0; i < n; i++) ints[i] = static_cast<int32_t>(i % 77);
+    Tensor converted = Tensor(ints, dtypes::float32).realize();
+    std::vector<int32_t> back = converted.tolist<int32_t>();
+    EXPECT_EQ(back, ints) << n << " ints through float32";
+  }
+  set_default_device_name(saved);
+}
+
+}  // namespace
+}  // namespace doorbell::nv
