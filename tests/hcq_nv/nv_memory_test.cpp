@@ -49,6 +49,7 @@ void settle(NvDevice& d) {
 TEST(NvMemory, ThousandsOfSmallBuffersTakeOneRmAllocation) {
   mockgpu::nv::MockNvSeam machine;
   auto d = NvDevice::open(std::make_unique<BorrowedSeam>(machine));
+  d->set_suballocation(true);  // whatever DOORBELL_NV_SUBALLOC says
   const size_t objects_before = machine.driver().rm_object_count();
   std::vector<Device::Storage> buffers;
   for (int i = 0; i < 2000; i++) buffers.push_back(d->allocate_storage(100));
@@ -79,6 +80,7 @@ TEST(NvMemory, TheBaselineMakesOneRmAllocationPerBuffer) {
 // of the same size must not land on memory a queued kernel may still write.
 TEST(NvMemory, AFreedBlockIsReusedOnlyAfterTheQueuedWorkThatMayTouchItCompleted) {
   std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
+  d->set_suballocation(true);  // whatever DOORBELL_NV_SUBALLOC says
   NvMemory a = d->alloc(4096);
   Signal& gate = d->new_signal("gate");
   Signal& done = d->new_signal("after the gate");
@@ -106,6 +108,7 @@ TEST(NvMemory, RunningOutOfVideoMemoryNamesTheRequestWhatIsFreeAndRmsAnswer) {
   mockgpu::nv::MockGpuConfig config;
   config.vram_bytes = 64 << 20;
   std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>(config));
+  d->set_suballocation(true);
   NvMemory small = d->alloc(1 << 20);
   try {
     d->alloc(80 << 20);
