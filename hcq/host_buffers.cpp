@@ -8,6 +8,7 @@
 
 #include "hcq/cpu/cpu_allocator.h"
 #include "hcq/devices.h"
+#include "hcq/suballocator.h"
 
 namespace doorbell {
 namespace {
@@ -30,7 +31,13 @@ void free_block(const Block& b) {
 Block allocate(const UOp& b, size_t nbytes) {
   if (b.src().size() > 1 && b.src(1).op() == Ops::DEVICE) {
     Device& d = device(b.src(1).arg_as<std::string>());
-    Device::Storage s = d.allocate_storage(std::max<size_t>(nbytes, 1));
+    Device::Storage s;
+    try {
+      s = d.allocate_storage(std::max<size_t>(nbytes, 1));
+    } catch (const OutOfDeviceMemory& e) {  // named as the CPU's error names it: the buffer, its count and dtype
+      throw OutOfDeviceMemory("buffer " + std::to_string(b.src(0).arg_as<int64_t>()) + " (" + std::to_string(b.arg_as<int64_t>()) + " x " +
+                              b.dtype().name() + ") on " + d.name() + ": " + e.what());
+    }
     if (s.host != nullptr) return Block{s.host, nbytes, &d, s};
   }
   // Named in the error when memory runs out: the buffer's identity, element count and dtype.

@@ -13,6 +13,7 @@
 #include "hcq/devices.h"
 #include "hcq/host_buffers.h"
 #include "hcq/hw_queue.h"
+#include "hcq/wait_primitives.h"
 #include "ir/debug.h"
 #include "ir/printer.h"
 
@@ -134,11 +135,15 @@ class LinearRunner {
   void copy(const UOp& call) {
     if (call.src().size() != 3)
       throw std::invalid_argument("run_linear: expected CALL(COPY, destination, source), got " + print_node(call));
-    Device& d = use(call);
     std::span<std::byte> dst = buffer_bytes(call.src(1)), src = buffer_bytes(call.src(2));
     if (dst.size() != src.size())
       throw std::invalid_argument("run_linear: COPY of " + std::to_string(src.size()) + " bytes into a buffer of " +
                                   std::to_string(dst.size()) + " bytes; expected equal sizes");
+    Device* to_device = buffer_device(call.src(1));
+    Device* from_device = buffer_device(call.src(2));
+    if (override_ == nullptr && to_device != nullptr && from_device != nullptr && to_device != from_device)
+      return copy_across(*to_device, *from_device, call, src.size());
+    Device& d = use(call);
     const bool own_queue = d.separate_copy_queue();
     if (own_queue) flush();
     HWQueue copy_queue;
@@ -159,6 +164,43 @@ class LinearRunner {
       d.synchronize();
       report();
     }
+  }
+
+  // The device a buffer names (through views into an arena), or null when it names none.
+  static Device* buffer_device(const UOp& buffer) {
+    const UOp* b = &buffer;
+    while (b->op() == Ops::BUFFER && !b->src().empty() && b->src(0).op() == Ops::BUFFER) b = &b->src(0);
+    if (b->op() != Ops::BUFFER || b->src().size() < 2 || b->src(1).op() != Ops::DEVICE) return nullptr;
+    return &device(b->src(1).arg_as<std::string>());
+  }
+
+  // CALL(COPY) between two devices (CPU <-> NV, NV <-> NV:1): through the host once both finished what was recorded
+  // before it, each side through its device's transfer hook (write_buffer/read_buffer: NV's copy engine and staging
+  // ring for large buffers), a host buffer's bytes read or written in place.
+  void copy_across(Device& to, Device& from, const UOp& call, size_t bytes) {
+    flush();
+    from.synchronize();
+    to.synchronize();
+    const int64_t t0 = monotonic_ns();
+    const UOp &dst = call.src(1), &src = call.src(2);
+    if (from.host_memory()) {
+      write_buffer(dst, buffer_bytes(src));
+    } else if (to.host_memory()) {
+      read_buffer(src, buffer_bytes(dst));
+    } else {
+      std::vector<std::byte> through(bytes);
+      read_buffer(src, through);
+      write_buffer(dst, through);
+    }
+    if (!timed_mode_) return;
+    // Host-timed: no queue of one device brackets a copy between two.
+    KernelTiming t{"copy", std::to_string(bytes) + " bytes " + from.name() + " -> " + to.name(), static_cast<double>(monotonic_ns() - t0),
+                   0, static_cast<int64_t>(2 * bytes)};
+    if (debug_level() >= 2)
+      std::fprintf(stderr, "*** %-5s %6llu %-24s %-22s %2d bufs  mem %9.3f MB  tm %10.2f us\n", to.name().c_str(),
+                   static_cast<unsigned long long>(g_kernels.load(std::memory_order_relaxed)), t.name.c_str(), t.launch.c_str(), 2,
+                   static_cast<double>(host_storage_bytes()) / 1e6, t.ns / 1e3);
+    timings_.push_back(std::move(t));
   }
 
   // The timings of what just finished, printed at DEBUG=2.

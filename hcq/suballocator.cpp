@@ -52,6 +52,7 @@ std::map<uint64_t, SubAllocator::ChunkState>::iterator SubAllocator::add_chunk(u
     // Room for the request alone, after giving back the wholly free chunks kept in reserve (too small for it, or
     // best_fit would have found them).
     std::string answer = first.what();
+    const size_t released_before = chunks_released_;
     for (auto it = chunks_.begin(); it != chunks_.end();) {
       auto next = std::next(it);
       if (!it->second.own && it->second.free_bytes == it->second.chunk.size) {
@@ -66,6 +67,7 @@ std::map<uint64_t, SubAllocator::ChunkState>::iterator SubAllocator::add_chunk(u
       it = next;
     }
     try {
+      if (smallest == bytes && chunks_released_ == released_before) throw std::runtime_error(answer);  // nothing changed
       chunk = obtain_(smallest);
     } catch (const std::exception& second) {
       if (std::string(second.what()) != answer) answer += "; for " + std::to_string(smallest) + " bytes: " + second.what();

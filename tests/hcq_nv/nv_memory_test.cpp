@@ -4,6 +4,7 @@
 // kStagedCopyThreshold go through the copy engine and a pinned staging ring, exactly, for any size and offset.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -11,11 +12,13 @@
 
 #include "frontend/tensor.h"
 #include "hcq/devices.h"
+#include "hcq/host_buffers.h"
 #include "hcq/nv/nv_device.h"
 #include "hcq/run_linear.h"
 #include "hcq/wait_primitives.h"
 #include "ir/environment.h"
 #include "mockgpu/nv/mock_nv_seam.h"
+#include "scheduler/schedule.h"
 
 namespace doorbell::nv {
 namespace {
@@ -44,6 +47,15 @@ void settle(NvDevice& d) {
   const int64_t give_up = monotonic_ns() + int64_t{20'000'000'000};
   while (d.retired_count() != 0 && monotonic_ns() < give_up) std::this_thread::yield();
   ASSERT_EQ(d.retired_count(), 0u);
+}
+
+// DEV=NV on the emulated GPU for this process (the registry's device, opened on first use).
+Device& nv() {
+  static Device& dev = [] () -> Device& {
+    setenv("MOCKGPU", "1", 1);
+    return device("NV");
+  }();
+  return dev;
 }
 
 TEST(NvMemory, ThousandsOfSmallBuffersTakeOneRmAllocation) {
@@ -124,6 +136,55 @@ TEST(NvMemory, RunningOutOfVideoMemoryNamesTheRequestWhatIsFreeAndRmsAnswer) {
   EXPECT_EQ(after.size, uint64_t{32} << 20);
 }
 
+// A buffer too large for the GPU: the error names the buffer as the CPU's does, then RM's side.
+TEST(NvMemory, ABufferTooLargeForTheGpuNamesTheBuffer) {
+  nv();
+  UOp huge = new_buffer(dtypes::float32, int64_t{200} << 28, "NV");  // 200 GiB on a 141 GiB GPU
+  try {
+    buffer_bytes(huge);
+    FAIL() << "expected OutOfDeviceMemory";
+  } catch (const OutOfDeviceMemory& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(" (53687091200 x float32) on NV: NV video memory: out of memory for buffer storage of 214748364800 bytes"),
+              std::string::npos) << m;
+    EXPECT_NE(m.find("NV_ERR_NO_MEMORY"), std::string::npos) << m;
+  }
+  UOp fine = new_buffer(dtypes::float32, 16, "NV");
+  EXPECT_EQ(buffer_bytes(fine).size(), 64u) << "the device is still usable";
+}
+
+// Threads allocate and free at once (the heaps are serialised by the device's memory mutex): each fills its blocks
+// with its own byte and finds it intact before freeing, so no block was handed to two threads.
+TEST(NvMemory, ConcurrentAllocationsNeverShareBytes) {
+  std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
+  d->set_suballocation(true);
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<uint32_t>(t));
+      std::vector<std::pair<Device::Storage, size_t>> held;  // and its size
+      for (int i = 0; i < 400; i++) {
+        if (held.empty() || rng() % 3 != 0) {
+          const size_t bytes = 1 + rng() % 20000;
+          Device::Storage s = d->allocate_storage(bytes);
+          std::memset(s.host, t + 1, bytes);
+          held.emplace_back(s, bytes);
+        } else {
+          const size_t k = rng() % held.size();
+          const auto* p = static_cast<const uint8_t*>(held[k].first.host);
+          for (size_t j = 0; j < held[k].second; j++) bad += p[j] != t + 1;
+          d->release_storage(held[k].first);
+          held.erase(held.begin() + static_cast<long>(k));
+        }
+      }
+      for (const auto& [s, bytes] : held) d->release_storage(s);
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0) << "bytes of one thread's block were overwritten by another's";
+}
+
 // Random bytes of `n` bytes, different for each size.
 std::vector<uint8_t> pattern(size_t n) {
   std::vector<uint8_t> v(n);
@@ -161,15 +222,6 @@ TEST(NvTransfers, RoundTripExactlyAroundTheThresholdAndTheStagingRingSize) {
   EXPECT_EQ(d->fault_report(), "");
 }
 
-// DEV=NV on the emulated GPU for this process (the registry's device, opened on first use).
-Device& nv() {
-  static Device& dev = [] () -> Device& {
-    setenv("MOCKGPU", "1", 1);
-    return device("NV");
-  }();
-  return dev;
-}
-
 // A tensor's data goes in through write_buffer and comes out through read_buffer (NvDevice::copy_in/copy_out): a
 // size past the staging ring, an odd one below the threshold, and a conversion on the way in and out.
 TEST(NvTransfers, TensorDataRoundTripsThroughTheDeviceHooks) {
@@ -189,6 +241,23 @@ TEST(NvTransfers, TensorDataRoundTripsThroughTheDeviceHooks) {
     EXPECT_EQ(back, ints) << n << " ints through float32";
   }
   set_default_device_name(saved);
+}
+
+// CALL(COPY) between CPU and NV buffers runs through the host and the devices' transfer hooks: CPU -> NV -> NV ->
+// CPU, past the staging ring, and an odd size below the threshold.
+TEST(NvTransfers, CopyCallsBetweenCpuAndNvMoveTheBytes) {
+  nv();
+  for (int64_t n : {int64_t{4097}, int64_t{NvDevice::kStagingSlots * NvDevice::kStagingSlotBytes + 333}}) {
+    UOp host_in = new_buffer(dtypes::uint8, n, "CPU"), on_nv = new_buffer(dtypes::uint8, n, "NV");
+    UOp on_nv2 = new_buffer(dtypes::uint8, n, "NV"), host_out = new_buffer(dtypes::uint8, n, "CPU");
+    const std::vector<uint8_t> in = pattern(static_cast<size_t>(n));
+    std::memcpy(buffer_bytes(host_in).data(), in.data(), in.size());
+    auto copy = [](const UOp& dst, const UOp& src) {
+      return UOp::make(Ops::CALL, dtypes::void_, {UOp::make(Ops::COPY, dtypes::void_, {}), dst, src});
+    };
+    run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {copy(on_nv, host_in), copy(on_nv2, on_nv), copy(host_out, on_nv2)}));
+    ASSERT_EQ(std::memcmp(buffer_bytes(host_out).data(), in.data(), in.size()), 0) << n << " bytes";
+  }
 }
 
 }  // namespace
