@@ -217,6 +217,7 @@ Device::Storage NvDevice::allocate_storage(size_t bytes) {
   // buffers cheap when each was an RM allocation of its own.
   NvMemory m = alloc_locked(bytes, /*system_memory=*/!suballocate_ && emulated(), "buffer storage of " + std::to_string(bytes) + " bytes");
   std::memset(m.cpu, 0, bytes);
+  m.size = bytes;  // what transfers may touch (the block may be larger)
   storage_[m.va] = m;
   return Storage{m.cpu, m.va, m.va};
 }
@@ -284,7 +285,19 @@ uint8_t* NvDevice::staging_slot(size_t slot) {
   return staging_.cpu + slot * kStagingSlotBytes;
 }
 
+void NvDevice::check_transfer(const Storage& storage, uint64_t offset, uint64_t bytes, const char* what) const {
+  std::lock_guard lock(memory_mutex_);
+  auto it = storage_.find(storage.handle);
+  if (it == storage_.end() || it->second.va != storage.address)
+    throw std::invalid_argument(std::string("NV: ") + what + " of storage at GPU address " + hex(storage.address) +
+                                ", which this device did not allocate or already released");
+  if (offset > it->second.size || bytes > it->second.size - offset)
+    throw std::invalid_argument(std::string("NV: ") + what + " of " + std::to_string(bytes) + " bytes at byte " + std::to_string(offset) +
+                                " of storage of " + std::to_string(it->second.size) + " bytes; expected a range inside it");
+}
+
 void NvDevice::copy_in(const Storage& storage, uint64_t offset, const void* src, size_t bytes) {
+  check_transfer(storage, offset, bytes, "copy_in");
   if (bytes < kStagedCopyThreshold) return Device::copy_in(storage, offset, src, bytes);
   std::lock_guard lock(transfer_mutex_);
   const auto* from = static_cast<const uint8_t*>(src);
@@ -300,6 +313,7 @@ void NvDevice::copy_in(const Storage& storage, uint64_t offset, const void* src,
 }
 
 void NvDevice::copy_out(void* dst, const Storage& storage, uint64_t offset, size_t bytes) {
+  check_transfer(storage, offset, bytes, "copy_out");
   if (bytes < kStagedCopyThreshold) return Device::copy_out(dst, storage, offset, bytes);
   std::lock_guard lock(transfer_mutex_);
   auto* to = static_cast<uint8_t*>(dst);

@@ -188,6 +188,8 @@ class NvDevice final : public Device {
   // Kicks a copy of `bytes` from `src` to `dst` (GPU addresses) on the copy channel; returns its submission count.
   uint64_t kick_copy(uint64_t dst, uint64_t src, uint64_t bytes);
   uint8_t* staging_slot(size_t slot);  // waits until its last copy completed; transfer_mutex_ held
+  // Throws std::invalid_argument unless [offset, offset + bytes) lies in live storage of this device.
+  void check_transfer(const Storage& storage, uint64_t offset, uint64_t bytes, const char* what) const;
   mutable std::mutex fault_mutex_;
   mutable std::string first_fault_;  // the report, once a fault was seen (a faulted channel stays faulted)
 };

@@ -220,6 +220,12 @@ TEST(NvTransfers, RoundTripExactlyAroundTheThresholdAndTheStagingRingSize) {
     }
   }
   EXPECT_EQ(d->fault_report(), "");
+  Device::Storage small = d->allocate_storage(1000);
+  std::vector<uint8_t> bytes(kT);
+  EXPECT_THROW(d->copy_in(small, 0, bytes.data(), kT), std::invalid_argument) << "past the storage's end";
+  EXPECT_THROW(d->copy_out(bytes.data(), small, 999, 2), std::invalid_argument);
+  d->release_storage(small);
+  EXPECT_THROW(d->copy_in(small, 0, bytes.data(), 4), std::invalid_argument) << "released storage";
 }
 
 // A tensor's data goes in through write_buffer and comes out through read_buffer (NvDevice::copy_in/copy_out): a
