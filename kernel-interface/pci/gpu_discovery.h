@@ -1,0 +1,28 @@
+#pragma once
+// GPU discovery on the PCI bus: every display controller (base class 0x03), whether or not a driver is bound, with
+// the names doorbell knows for its vendor and device id. This is what `doorbell devices` lists and what a
+// driverless path starts from.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernel-interface/pci/pci_device.h"
+#include "kernel-interface/pci/pci_ids.h"
+#include "kernel-interface/pci/pci_source.h"
+
+namespace doorbell::kernel_interface::pci {
+
+struct PciGpu {
+  PciDevice device;
+  std::optional<std::string_view> vendor;    // "NVIDIA", "AMD", "Intel"; nullopt for another vendor
+  std::optional<KnownProduct> product;       // nullopt for an id not in pci_ids.cpp's table
+};
+
+// The display controllers the source finds, by ascending address.
+std::vector<PciGpu> discover_pci_gpus(const PciSource& source);
+
+// "NVIDIA H200 SXM 141GB", "NVIDIA device 2b85" (known vendor, unknown id), "vendor 1234 device 5678".
+std::string gpu_display_name(const PciGpu& gpu);
+
+}  // namespace doorbell::kernel_interface::pci
