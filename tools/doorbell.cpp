@@ -8,6 +8,8 @@
 
 #include "kernel-interface/device_probe.h"
 #include "kernel-interface/device_summary.h"
+#include "kernel-interface/pci/gpu_discovery.h"
+#include "kernel-interface/pci/pci_summary.h"
 #include "mockgpu/install.h"
 #include "tools/bench_suite.h"
 #include "tools/device_check.h"
@@ -33,6 +35,12 @@ constexpr std::string_view kUsage =
 void print_version_and_devices() {
   std::printf("doorbell %s\n", DOORBELL_VERSION);
   for (const auto& line : doorbell::kernel_interface::summarize_devices(doorbell::kernel_interface::probe_devices())) {
+    std::printf("%s\n", line.c_str());
+  }
+  // The GPUs on the PCI bus, bound to a driver or not (DOORBELL_SYSFS_ROOT: read a fixture tree instead of /sys).
+  const auto pci_source = doorbell::kernel_interface::pci::default_pci_source();
+  const auto pci_gpus = doorbell::kernel_interface::pci::discover_pci_gpus(*pci_source);
+  for (const auto& line : doorbell::kernel_interface::pci::summarize_pci_gpus(pci_gpus, pci_source->describe())) {
     std::printf("%s\n", line.c_str());
   }
 }

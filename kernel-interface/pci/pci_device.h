@@ -43,8 +43,10 @@ struct PciDevice {
 // display engine) and other (0x0380). PCI Code and ID Assignment Specification, base class 03h.
 inline constexpr std::uint8_t kDisplayControllerClass = 0x03;
 
-inline bool is_display_controller(const PciDevice& device) {
-  return (device.class_code >> 16) == kDisplayControllerClass;
-}
+// PCI base class 0x12, processing accelerator: AMD Instinct parts (MI300) may report it instead of 0x03; amdgpu binds
+// vendor 0x1002 devices of class 0x1200 (Linux drivers/gpu/drm/amd/amdgpu/amdgpu_drv.c pciidlist, since 2023).
+inline constexpr std::uint8_t kProcessingAcceleratorClass = 0x12;
+
+inline std::uint8_t base_class(const PciDevice& device) { return static_cast<std::uint8_t>(device.class_code >> 16); }
 
 }  // namespace doorbell::kernel_interface::pci

@@ -46,7 +46,7 @@ std::string describe_bar(const PciBar& bar) {
 }
 
 std::vector<std::string> summarize_pci_gpus(const std::vector<PciGpu>& gpus, std::string_view source) {
-  if (gpus.empty()) return {"PCI: no GPU (no display controller, class 0x03, via " + std::string(source) + ")"};
+  if (gpus.empty()) return {"PCI: no GPU (no display controller or NVIDIA/AMD accelerator, via " + std::string(source) + ")"};
   std::vector<std::string> lines = {"PCI: " + std::to_string(gpus.size()) + (gpus.size() == 1 ? " GPU" : " GPUs") +
                                     " (via " + std::string(source) + ")"};
   for (const PciGpu& gpu : gpus) lines.push_back(describe_gpu(gpu));

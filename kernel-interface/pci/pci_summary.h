@@ -13,7 +13,7 @@ namespace doorbell::kernel_interface::pci {
 // "PCI: 2 GPUs (sysfs /sys)" then one indented line per GPU:
 // "  0000:18:00.0 NVIDIA H200 SXM 141GB [10de:2335 subsystem 10de:18be class 030200 rev a1], BAR0 16 MiB,
 //  BAR1 256 GiB 64-bit prefetchable, driver nvidia, NUMA node 1, IOMMU group 17" (one line).
-// No GPU: the single line "PCI: no GPU (no display controller, class 0x03, via <source>)".
+// No GPU: the single line "PCI: no GPU (no display controller or NVIDIA/AMD accelerator, via <source>)".
 std::vector<std::string> summarize_pci_gpus(const std::vector<PciGpu>& gpus, std::string_view source);
 
 // A BAR size in the largest binary unit that divides it: "16 MiB", "256 GiB", "128 B".
