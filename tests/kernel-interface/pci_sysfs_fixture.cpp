@@ -7,6 +7,27 @@
 #include <stdexcept>
 #include <string>
 
+namespace doorbell::kernel_interface::pci {
+
+void PrintTo(const PciBar& bar, std::ostream* out) {
+  *out << "BAR" << bar.index << " base 0x" << std::hex << bar.base << " size 0x" << bar.size << std::dec
+       << (bar.is_io ? " io" : " mem") << (bar.is_64bit ? " 64-bit" : "") << (bar.is_prefetchable ? " pref" : "");
+}
+
+void PrintTo(const PciDevice& device, std::ostream* out) {
+  *out << to_string(device.address) << std::hex << " " << device.vendor_id << ":" << device.device_id << " sub "
+       << device.subsystem_vendor_id << ":" << device.subsystem_device_id << " class " << device.class_code
+       << " rev " << unsigned{device.revision} << std::dec << " [";
+  for (const PciBar& bar : device.bars) {
+    PrintTo(bar, out);
+    *out << "; ";
+  }
+  *out << "] driver " << device.driver.value_or("none") << " numa " << device.numa_node << " iommu "
+       << (device.iommu_group ? std::to_string(*device.iommu_group) : "none");
+}
+
+}  // namespace doorbell::kernel_interface::pci
+
 namespace doorbell::kernel_interface::pci::testing {
 namespace {
 

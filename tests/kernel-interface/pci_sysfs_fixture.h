@@ -12,7 +12,16 @@
 //                 64-bit prefetchable, BAR2 2 MiB 64-bit prefetchable, BAR4 256 B I/O, BAR5 512 KiB
 
 #include <filesystem>
+#include <ostream>
 #include <string_view>
+
+#include "kernel-interface/pci/pci_device.h"
+
+namespace doorbell::kernel_interface::pci {
+// GoogleTest prints a mismatching device field by field instead of as bytes.
+void PrintTo(const PciBar& bar, std::ostream* out);
+void PrintTo(const PciDevice& device, std::ostream* out);
+}  // namespace doorbell::kernel_interface::pci
 
 namespace doorbell::kernel_interface::pci::testing {
 
