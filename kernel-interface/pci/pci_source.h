@@ -24,8 +24,8 @@ class PciSource {
   virtual std::string describe() const = 0;
 };
 
-// The environment variable that points discovery at another sysfs root (a folder laid out like /sys), read by the
-// sysfs source alone; `doorbell devices` honours it, so its output can be checked on a fixture tree.
+// The environment variable that points discovery at another sysfs root (a folder laid out like /sys), read by
+// default_pci_source; `doorbell devices` honours it, so its output can be checked on a fixture tree.
 inline constexpr const char* kSysfsRootVariable = "DOORBELL_SYSFS_ROOT";
 
 // Whether this build has the libpciaccess source (configure option DOORBELL_WITH_PCIACCESS).

@@ -10,7 +10,7 @@
 
 namespace doorbell::kernel_interface::pci {
 
-// "PCI: 2 GPUs (sysfs /sys)" then one indented line per GPU:
+// "PCI: 2 GPUs (via sysfs /sys)" then one indented line per GPU:
 // "  0000:18:00.0 NVIDIA H200 SXM 141GB [10de:2335 subsystem 10de:18be class 030200 rev a1], BAR0 16 MiB,
 //  BAR1 256 GiB 64-bit prefetchable, driver nvidia, NUMA node 1, IOMMU group 17" (one line).
 // No GPU: the single line "PCI: no GPU (no display controller or NVIDIA/AMD accelerator, via <source>)".
