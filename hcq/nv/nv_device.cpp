@@ -25,14 +25,14 @@ constexpr uint64_t kSignalSlot = 32;                 // value, timestamp, timest
 constexpr uint64_t kSignalPoolBytes = 64 * 1024;     // 2048 signals
 constexpr uint64_t kPushbufferRingBytes = 4 << 20;   // per channel
 constexpr uint64_t kKernargRingBytes = 16 << 20;
-// tinygrad's shader windows (tinygrad-hcq.md §3.7) and the driver words sm_8x/sm_90 code reads from cbuf0
-// (nv-hopper.md §2.5): shared window at words 6-7, local window at 8-9, 0xfffdc0 at 10-11.
+// tinygrad's shader windows (tinygrad ops_nv.py:685) and the driver words sm_8x/sm_90 code reads from cbuf0
+// (firmware-notes/nvidia-hopper.md §12, §14): shared window at words 6-7, local window at 8-9, 0xfffdc0 at 10-11.
 constexpr uint64_t kSharedWindow = 0x729400000000;
 constexpr uint64_t kLocalWindow = 0x729300000000;
 
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
-// The smallest SM shared memory carveout (32, 64 or 100 KiB) that holds `bytes` (tinygrad-hcq.md §3.7).
+// The smallest SM shared memory carveout (32, 64 or 100 KiB) that holds `bytes` (firmware-notes/nvidia-hopper.md §13).
 uint32_t carveout_for(uint32_t bytes) {
   for (uint32_t kib : {32u, 64u, 100u})
     if (kib * 1024 >= bytes) return kib * 1024;
