@@ -91,7 +91,8 @@ struct Figures {
     double us, gb_per_s;
   };
   std::vector<KernelOnly> kernel_only;
-  double copy_bytes = kMissing, host_to_gpu = kMissing, gpu_to_host = kMissing, gpu_to_gpu = kMissing, memcpy_into_mapping = kMissing;
+  uint64_t copy_bytes = 0;
+  double host_to_gpu = kMissing, gpu_to_host = kMissing, gpu_to_gpu = kMissing, memcpy_into_mapping = kMissing;
   int copy_repeats = 0;
 };
 
@@ -341,7 +342,7 @@ void copies(NvDevice& d, Checker& c, Figures& f) {
     }
     f.memcpy_into_mapping = bytes / median(ns);
     std::fprintf(c.out, "    %-26s %10.2f GB/s   (host clock)\n", "memcpy into the mapping", f.memcpy_into_mapping);
-    f.copy_bytes = static_cast<double>(bytes), f.copy_repeats = repeats;
+    f.copy_bytes = bytes, f.copy_repeats = repeats;
     d.free(host), d.free(a), d.free(b);
   });
 }
@@ -387,7 +388,7 @@ std::string report_json(NvDevice& d, const std::string& canonical, int index, co
   j += "  \"kernel_only\": " + kernel_only + ",\n";
   j += "  \"copy_gb_per_s\": {\"host_to_gpu\": " + json_figure(f.host_to_gpu) + ", \"gpu_to_host\": " + json_figure(f.gpu_to_host) +
        ", \"gpu_to_gpu\": " + json_figure(f.gpu_to_gpu) + ", \"memcpy_into_mapping\": " + json_figure(f.memcpy_into_mapping) +
-       ", \"bytes\": " + json_figure(f.copy_bytes) + ", \"repeats\": " + std::to_string(f.copy_repeats) + "},\n";
+       ", \"bytes\": " + std::to_string(f.copy_bytes) + ", \"repeats\": " + std::to_string(f.copy_repeats) + "},\n";
   j += "  \"fault\": " + json_quote(d.fault_report()) + ",\n";
   j += "  \"experiments\": " + (experiments ? experiments_json(*experiments, 2) : std::string("null")) + "\n}\n";
   return j;
