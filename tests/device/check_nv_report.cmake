@@ -113,7 +113,8 @@ else()
   endforeach()
 endif()
 
-foreach(figure host_to_gpu gpu_to_host gpu_to_gpu memcpy_into_mapping bytes repeats)
+foreach(figure host_to_gpu gpu_to_host gpu_to_gpu memcpy_into_mapping host_to_gpu_submit_to_done gpu_to_host_submit_to_done
+               gpu_to_gpu_submit_to_done bytes repeats)
   require_positive(copy_gb_per_s ${figure})
 endforeach()
 
