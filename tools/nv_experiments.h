@@ -36,7 +36,8 @@ struct Experiment {
 };
 
 // Runs the five experiments on GPU `gpu_index` of the "nvidia" driver (the emulated one under MOCKGPU=1), printing a
-// line per alternative and a verdict line per experiment to `out`.
+// line per alternative and a verdict line per experiment to `out`. They run c, d, e, b, a (the alternatives most
+// likely to wedge a GPU last) and come back in the order a to e.
 std::vector<Experiment> run_nv_experiments(int gpu_index, bool emulated, std::FILE* out);
 
 // The alternatives whose outcome is not the one the emulated GPU defines, one "experiment/alternative: outcome
