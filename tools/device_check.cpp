@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
-#include <fstream>
-#include <limits>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <thread>
 #include <tuple>
@@ -56,10 +56,6 @@ struct Checker {
 void expect(bool ok, const std::string& message) {
   if (!ok) throw std::runtime_error(message);
 }
-
-using Kernel = DeviceKernel;
-
-Kernel load_kernel(NvDevice& d, const Tensor& t) { return load_device_kernel(d, t); }
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -131,7 +127,7 @@ void contract(NvDevice& d, Checker& c) {
   c.check("timestamps bracket a kernel whose result matches the host", [&] {
     Tensor::manual_seed(1);
     Tensor a = Tensor::randn({1 << 16}).realize(), b = Tensor::randn({1 << 16}).realize();
-    Kernel k = load_kernel(d, a * b + 1);
+    DeviceKernel k = load_device_kernel(d, a * b + 1);
     NvMemory out = d.alloc(4 << 16), ma = d.alloc(4 << 16), mb = d.alloc(4 << 16);
     const float* pa = reinterpret_cast<const float*>(buffer_bytes(k.call.src(2)).data());
     const float* pb = reinterpret_cast<const float*>(buffer_bytes(k.call.src(3)).data());
@@ -152,7 +148,7 @@ void contract(NvDevice& d, Checker& c) {
   });
   c.check("1000 chained kernels in one submission run in order", [&] {
     Tensor y = Tensor::zeros({1024}).contiguous().realize();
-    Kernel k = load_kernel(d, y.assign(y + 1));
+    DeviceKernel k = load_device_kernel(d, y.assign(y + 1));
     NvMemory m = d.alloc(4096);
     std::memset(m.cpu, 0, 4096);
     HWQueue q;
@@ -176,7 +172,7 @@ void contract(NvDevice& d, Checker& c) {
   });
   c.check("a bound queue resubmits with a patched signal value", [&] {
     Tensor y = Tensor::zeros({256}).contiguous().realize();
-    Kernel k = load_kernel(d, y.assign(y + 1));
+    DeviceKernel k = load_device_kernel(d, y.assign(y + 1));
     NvMemory m = d.alloc(1024);
     std::memset(m.cpu, 0, 1024);
     Signal& done = d.new_signal("check bound done");
@@ -248,7 +244,7 @@ void latency(NvDevice& d, Checker& c, Figures& f) {
   std::fprintf(c.out, "dispatch latency and kernel-only times on %s (medians):\n", d.name().c_str());
   c.check("figures", [&] {
     Tensor y = Tensor::zeros({256}).contiguous().realize();
-    Kernel tiny = load_kernel(d, y.assign(y + 1));
+    DeviceKernel tiny = load_device_kernel(d, y.assign(y + 1));
     NvMemory m = d.alloc(1024);
     Signal& start = d.new_signal("latency start");
     Signal& done = d.new_signal("latency done");
@@ -287,7 +283,7 @@ void latency(NvDevice& d, Checker& c, Figures& f) {
     const std::vector<int64_t> sizes = d.emulated() ? std::vector<int64_t>{int64_t{1} << 16} : std::vector<int64_t>{int64_t{1} << 20, int64_t{1} << 24};
     for (int64_t n : sizes) {
       Tensor a = Tensor::empty({n}), b = Tensor::empty({n});
-      Kernel add = load_kernel(d, a + b);
+      DeviceKernel add = load_device_kernel(d, a + b);
       NvMemory o = d.alloc(4 * n), ma = d.alloc(4 * n), mb = d.alloc(4 * n);
       Signal& ks = d.new_signal("kernel only start");
       Signal& ke = d.new_signal("kernel only end");
