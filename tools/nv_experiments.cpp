@@ -142,10 +142,11 @@ std::string order_after_barrier(NvDevice& d, const Sizes& s, VariantOutcome& r) 
     done.wait(rep, s.wait);
     const float* y = reinterpret_cast<const float*>(my.cpu);
     const float want = 2.0f * rep;
-    int64_t wrong_here = 0;
+    int64_t wrong_here = 0, first_here = -1;
     for (int64_t i = 0; i < n; i++)
-      if (y[i] != want && wrong_here++ == 0 && first.empty())
-        first = "repeat " + std::to_string(rep) + ": " + wrong_element("y", i, y[i], want, 0);
+      if (y[i] != want && wrong_here++ == 0) first_here = i;
+    if (wrong_here && first.empty())
+      first = "repeat " + std::to_string(rep) + ": " + wrong_element("y", first_here, y[first_here], want, wrong_here);
     wrong_elements += wrong_here;
     wrong_repeats += wrong_here != 0;
   }
