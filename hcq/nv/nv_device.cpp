@@ -13,6 +13,7 @@
 #include "hcq/nv/gpfifo.h"
 #include "hcq/nv/nv_classes.h"
 #include "hcq/nv/nv_commands.h"
+#include "hcq/nv/pushbuffer.h"
 #include "hcq/nv/qmd.h"
 #include "hcq/wait_primitives.h"
 #include "kernel-interface/driver_seams.h"
@@ -322,6 +323,7 @@ void NvDevice::encode(std::span<const Command> commands, std::span<void* const> 
         q.constant_buffer0_address = piece.va;
         q.constant_buffer0_size = static_cast<uint32_t>(cbuf_bytes);
         q.sass_version = ((session_->gpu_arch() >> 4) & 0xf0) | (session_->gpu_arch() & 0xf);
+        apply_launch_variant(variant_, q, {piece.cpu, cbuf_bytes}, p.param_offset);
         uint8_t* qmd_cpu = piece.cpu + qmd_at;
         const std::vector<uint32_t> qmd = encode_qmd(compute_class, q);  // V04 on Hopper, V03 on Ampere/Ada
         std::memcpy(qmd_cpu, qmd.data(), qmd.size() * 4);
@@ -353,6 +355,8 @@ void NvDevice::encode(std::span<const Command> commands, std::span<void* const> 
         break;
       case CommandKind::kMemoryBarrier:
         append(&ch == compute_.get() ? encode_invalidate_shader_caches() : encode_host_sys_membar());
+        if (variant_.wait_for_idle_after_barrier && &ch == compute_.get())
+          words.push_back(method_header(SecOp::kImmdDataMethod, kSubchannelCompute, NVCBC0_WAIT_FOR_IDLE, 0));
         previous.reset();
         break;
     }
