@@ -31,6 +31,7 @@
 #include "hcq/device.h"
 #include "hcq/hw_queue.h"
 #include "hcq/nv/nv_program.h"
+#include "hcq/nv/pushbuffer.h"
 #include "hcq/nv/nv_session.h"
 #include "ir/uop.h"
 
@@ -105,6 +106,13 @@ class NvDevice final : public Device {
   std::string fault_report() const;
 
   struct ChannelState;  // defined in nv_device.cpp
+  // Where a bound queue's patch points were encoded, by command index: a signal's or wait's SEM_PAYLOAD_LO word in its
+  // pushbuffer (PAYLOAD_HI follows), and an exec's first parameter in its constant bank 0 (8 bytes per parameter:
+  // buffers, then scalars).
+  struct PatchSites {
+    std::vector<uint32_t> payload_word;
+    std::vector<uint8_t*> params;
+  };
 
  protected:
   SignalPlacement place_signal() override;
@@ -117,18 +125,23 @@ class NvDevice final : public Device {
   NvDevice(std::unique_ptr<kernel_interface::SyscallSeam> seam, int gpu_index);
 
   ChannelState& channel_for(std::span<const Command> commands);
-  // Appends the queue's methods to `words`; kernel arguments and QMDs go to `take_kernargs`.
+  // The exec's program, checked: loaded on this device, with as many parameters as the command has.
+  const NvProgram& exec_program(const Command& c) const;
+  // The pushbuffer words encode() writes for `commands` (each command's declared size); throws for a command that
+  // cannot be encoded, before anything is taken from a ring.
+  size_t encoded_words(std::span<const Command> commands, const ChannelState& ch) const;
+  // Writes the queue's methods into `pb` (reserved in place: a ring piece or a bound pushbuffer); kernel arguments and
+  // QMDs go to `take_kernargs`. With `sites`, records where each signal's/wait's payload and each exec's parameters
+  // were written (sized to the commands by the caller).
   template <class Take>
   void encode(std::span<const Command> commands, std::span<void* const> args, std::span<const int64_t> scalars, ChannelState& ch,
-              std::vector<uint32_t>& words,
-              Take&& take_kernargs);
-  // The words of a bound queue, its kernel arguments and QMDs laid out from the start of `kernargs`.
-  std::vector<uint32_t> encode_bound(std::span<const Command> commands, std::span<void* const> args,
-                                     std::span<const int64_t> scalars, ChannelState& ch,
-                                     const NvMemory& kernargs);
-  // Copies `words` into the channel's pushbuffer ring, appends the progress release and rings the doorbell.
-  void kick(ChannelState& ch, const std::vector<uint32_t>& words, const NvMemory* bound_pushbuffer = nullptr,
-            uint32_t bound_words = 0);
+              PushBuffer& pb, Take&& take_kernargs, PatchSites* sites);
+  // Takes `words` plus the progress release from the channel's pushbuffer ring, lets `write` fill the words in place,
+  // appends the progress release and rings the doorbell; a bound queue's words run first from their own GP entry.
+  template <class Write>
+  void kick(ChannelState& ch, size_t words, Write&& write, const NvMemory* bound_pushbuffer = nullptr, uint32_t bound_words = 0);
+  // One-off setup methods encoded elsewhere (SET_OBJECT at bring-up).
+  void kick(ChannelState& ch, const std::vector<uint32_t>& words);
 
   std::unique_ptr<kernel_interface::SyscallSeam> seam_;  // destroyed after the session, which closes its fds on it
   std::unique_ptr<NvSession> session_;

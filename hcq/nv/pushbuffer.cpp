@@ -178,6 +178,13 @@ void PushBuffer::immediate(uint32_t subchannel, uint32_t method_offset, uint32_t
   commit();
 }
 
+void PushBuffer::append_encoded(std::span<const uint32_t> words) {
+  decode_pushbuffer(words);  // every header's data is there
+  reserve(words.size());
+  for (uint32_t word : words) append(word);
+  commit();
+}
+
 const std::vector<uint32_t>& PushBuffer::words() const {
   if (open_) {
     throw std::logic_error("PushBuffer: words() while a reservation is open; commit() it first");

@@ -59,6 +59,9 @@ class PushBuffer {
   void non_inc(uint32_t subchannel, uint32_t method_offset, std::span<const uint32_t> data);
   void one_inc(uint32_t subchannel, uint32_t method_offset, std::span<const uint32_t> data);
   void immediate(uint32_t subchannel, uint32_t method_offset, uint32_t value);
+  // Whole methods encoded elsewhere (a vector from an encode_* helper): reserved, copied and committed. Throws
+  // std::invalid_argument, writing nothing, unless `words` decode to complete methods.
+  void append_encoded(std::span<const uint32_t> words);
 
   size_t size() const { return size_; }
   size_t capacity() const { return capacity_; }
