@@ -106,6 +106,8 @@ class HWQueue {
   // device copy too, and recording more commands throws std::logic_error.
   HWQueue& bind(Device& device);
   bool bound() const { return bound_ != nullptr; }
+  // The device's copy of a bound queue (null while unbound): for tests and tools that inspect what the device runs.
+  const BoundQueue* bound_queue() const { return bound_.get(); }
 
   // Patch points. Each throws std::out_of_range for a bad index and std::invalid_argument for a command of
   // another kind. On a bound queue the device's copy is patched in place (BoundQueue::patch_*): a GPU device first

@@ -579,6 +579,12 @@ std::shared_ptr<BoundQueue> NvDevice::bind(const HWQueue& queue) {
   return b;
 }
 
+NvDevice::BoundMemory NvDevice::bound_memory(const BoundQueue& queue) const {
+  const auto* b = dynamic_cast<const NvBoundQueue*>(&queue);
+  if (b == nullptr || b->device != this) throw std::invalid_argument("NV: bound_memory of a queue bound to another device");
+  return {b->pushbuffer, b->kernargs, b->words};
+}
+
 void NvDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {
   std::lock_guard lock(submit_mutex_);
   auto* b = const_cast<NvBoundQueue*>(dynamic_cast<const NvBoundQueue*>(queue.get()));

@@ -95,6 +95,14 @@ class NvDevice final : public Device {
 
   bool separate_copy_queue() const override { return true; }
 
+  // What a queue bound to this device runs from: its pushbuffer (`words` long) and its kernel arguments and QMDs
+  // (size 0 without execs). Throws std::invalid_argument for a queue bound to another device.
+  struct BoundMemory {
+    NvMemory pushbuffer, kernargs;
+    uint32_t words = 0;
+  };
+  BoundMemory bound_memory(const BoundQueue& queue) const;
+
   void submit(const HWQueue& queue) override;
   std::shared_ptr<BoundQueue> bind(const HWQueue& queue) override;
   void submit_bound(std::shared_ptr<const BoundQueue> queue) override;
