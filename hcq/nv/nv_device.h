@@ -3,7 +3,11 @@
 // write. Kernels launch by QMD (V04 on Hopper) with their parameters in constant bank 0; back-to-back kernels chain
 // (the first QMD schedules the next when it completes); signals are semaphore releases with timestamps, waits are
 // semaphore acquires (circular >= on 64 bits). A queue runs on one channel: with copies on the copy engine's, else
-// on the compute engine's (tinygrad's split into compute and copy queues).
+// on the compute engine's (tinygrad's split into compute and copy queues). Every command has a declared size and is
+// encoded once, in place, into space reserved for it (nv_commands.h); a bound queue lives in its own memory and its
+// patches rewrite only the recorded words there (a semaphore's payload, a parameter in cbuf 0), after its previous
+// run. Ordering: each compute submission starts with INVALIDATE_SKED_CACHES and chained QMDs are read afresh (their
+// memory is recycled); a memory barrier between grids waits for idle; GPPut and the doorbell are fenced apart.
 //
 // Memory: pushbuffers and kernel arguments are written into rings of GPU-visible host memory; a region is reused
 // once the submission that used it has completed (each submission ends with a release of the channel's progress
