@@ -130,6 +130,30 @@ TEST(NvBoundQueue, APatchWaitsUntilThePreviousRunOfTheQueuePassed) {
   EXPECT_EQ(float_at(out2, 3), 14.0f);
 }
 
+// A previous run that never completes (here its kernel faults) makes the patch throw, naming the queue's run, and
+// leaves the words alone.
+TEST(NvBoundQueue, APatchBehindARunThatNeverCompletesThrowsSayingWhy) {
+  std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
+  const test::NvKernel k = load_kernel(*d, Tensor::empty({64}) + 1);
+  NvMemory out = floats(*d, iota(0));
+  Signal& done = d->new_signal("bound done");
+  HWQueue q;
+  q.exec(*k.program, std::vector<uint64_t>{out.va, 0xdead0000}, k.grid, k.block).signal(done, 1).bind(*d);
+  const NvDevice::BoundMemory memory = d->bound_memory(*q.bound_queue());
+  q.submit(*d);
+  const Snapshot before = snapshot(memory);
+  try {
+    q.patch_value(1, 2);
+    ADD_FAILURE() << "the patch did not throw";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("HWQueue::patch_value on NV: the previous run of the bound queue"), std::string::npos) << m;
+    EXPECT_NE(m.find("the device faulted"), std::string::npos) << m;
+  }
+  EXPECT_EQ(snapshot(memory).pushbuffer, before.pushbuffer);
+  EXPECT_EQ(q.commands()[1].value, 1u) << "a failed patch leaves the recorded value";
+}
+
 TEST(NvBoundQueue, BoundMemoryOfAQueueBoundElsewhereIsRefused) {
   std::unique_ptr<NvDevice> a = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
   std::unique_ptr<NvDevice> b = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
