@@ -32,12 +32,13 @@ struct NvLaunchVariant {
   uint64_t global_memory_descriptor = 0;
   // WAIT_FOR_IDLE (clcbc0.h 0x110, NVK sends it with data 0) after each compute memory barrier: the next, unchained
   // grid then starts only once the previous ones finished (INVALIDATE_SHADER_CACHES_NO_WFI is by name no wait).
-  bool wait_for_idle_after_barrier = false;
+  // On by default (audit M7); the experiment turns it off to see whether hardware orders such grids anyway.
+  bool wait_for_idle_after_barrier = true;
 
   bool operator==(const NvLaunchVariant&) const = default;
 };
 
-// "qmd_type 2, registers +0, c[0][0x208] 0x0, no WAIT_FOR_IDLE after barriers"
+// "qmd_type 2, registers +0, c[0][0x208] 0x0, WAIT_FOR_IDLE after barriers"
 inline std::string describe(const NvLaunchVariant& v) {
   char line[160];
   std::snprintf(line, sizeof line, "qmd_type %u, registers +%u, c[0][0x208] 0x%llx, %s after barriers", v.qmd_type,

@@ -47,7 +47,6 @@ constexpr uint32_t kCwdMembarTypeL1Sysmembar = 1;
 constexpr uint32_t kReleaseStructureFourWords = 0;
 constexpr uint32_t kReleaseStructureOneWord = 1;
 constexpr uint32_t kReleaseStructureTwoWords = 2;
-constexpr uint32_t kDependentQmdActionSchedule = 1;
 
 #define V4(name, hi, lo) BitField{"NVCBC0_QMDV04_00_" #name, hi, lo}
 
@@ -292,7 +291,7 @@ void encode_into(const QmdLayout& L, std::span<uint32_t> w, const QmdLaunch& q) 
   if (q.dependent_qmd_address != 0) {
     require_aligned(prefix(L) + "dependent QMD address", q.dependent_qmd_address, kQmdAlignment);
     set_field(w, L.dependent_qmd0_enable, 1);
-    set_field(w, L.dependent_qmd0_action, kDependentQmdActionSchedule);
+    set_field(w, L.dependent_qmd0_action, q.dependent_qmd_action);
     set_field(w, L.dependent_qmd0_prefetch, 1);
     set_field(w, L.dependent_qmd0_pointer, q.dependent_qmd_address >> 8);
   }
@@ -349,6 +348,7 @@ QmdLaunch decode_from(const QmdLayout& L, std::span<const uint32_t> w) {
   }
   if (get_field(w, L.dependent_qmd0_enable) != 0) {
     q.dependent_qmd_address = get_field(w, L.dependent_qmd0_pointer) << 8;
+    q.dependent_qmd_action = static_cast<uint32_t>(get_field(w, L.dependent_qmd0_action));
   }
   q.shader_local_memory_low_size = get32(L.shader_local_memory_low_size);
   q.shader_local_memory_high_size = get32(L.shader_local_memory_high_size);

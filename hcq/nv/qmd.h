@@ -22,6 +22,10 @@ inline constexpr size_t kQmdReleases = 3;       // V04 RELEASE_*(0..2); V03 RELE
 inline constexpr uint32_t NVCBC0_QMDV04_00_QMD_TYPE_QUEUE = 0;
 inline constexpr uint32_t NVCBC0_QMDV04_00_QMD_TYPE_GRID_CTA = 2;
 
+// DEPENDENT_QMD_ACTION values (the same in V04 and V03).
+inline constexpr uint32_t kDependentQmdActionSchedule = 1;
+inline constexpr uint32_t kDependentQmdActionInvalidateCopySchedule = 3;
+
 // A semaphore the engine releases when the grid completes.
 struct QmdRelease {
   bool enable = false;
@@ -55,9 +59,12 @@ struct QmdLaunch {
   uint64_t constant_buffer0_address = 0;
   uint32_t constant_buffer0_size = 0;
   std::array<QmdRelease, kQmdReleases> releases{};
-  // A QMD the engine schedules when this grid completes (DEPENDENT_QMD0, action QMD_SCHEDULE with prefetch, as
-  // tinygrad chains kernels); stored >> 8, so 256-byte aligned. 0 means none.
+  // A QMD the engine schedules when this grid completes (DEPENDENT_QMD0 with prefetch, as tinygrad chains kernels);
+  // stored >> 8, so 256-byte aligned. 0 means none.
   uint64_t dependent_qmd_address = 0;
+  // DEPENDENT_QMD_ACTION(0) (clcbc0qmd.h:383-387; clc6c0qmd.h:575-579): QMD_SCHEDULE (1, tinygrad) may launch a copy
+  // the scheduler cached from an earlier QMD at the same address; QMD_INVALIDATE_COPY_SCHEDULE (3) reads it afresh.
+  uint32_t dependent_qmd_action = kDependentQmdActionSchedule;
   uint32_t shader_local_memory_low_size = 0;   // bytes per thread (NAK puts its SLM size here)
   uint32_t shader_local_memory_high_size = 0;  // bytes per thread (tinygrad puts CUDA's slm_per_thread here)
   uint32_t sass_version = 0;                   // ((sm >> 4) & 0xf0) | (sm & 0xf), e.g. 0x90 for SM 9.0

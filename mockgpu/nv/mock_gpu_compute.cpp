@@ -68,25 +68,74 @@ void ChannelExecutor::compute_method(uint32_t subchannel, uint32_t cls, uint32_t
     case NVCBC0_SEND_SIGNALING_PCAS2_B: {
       const uint32_t action = get(data, NVCBC0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION);
       switch (action) {
-        case PCAS_ACTION_NOP:
+        case PCAS_ACTION_NOP: return;
         case PCAS_ACTION_INVALIDATE:
-        case PCAS_ACTION_PREFETCH: return;
+        case PCAS_ACTION_PREFETCH:
+          send_pcas(cls, uint64_t{ch_.reg(subchannel, NVCBC0_SEND_PCAS_A)} << 8, action);
+          return;
         case PCAS_ACTION_SCHEDULE:
         case PCAS_ACTION_INVALIDATE_COPY_SCHEDULE:
         case PCAS_ACTION_PREFETCH_SCHEDULE:
         case PCAS_ACTION_INVALIDATE_PREFETCH_COPY_SCHEDULE:
         case PCAS_ACTION_INVALIDATE_PREFETCH_COPY_FORCE_REQUIRE_SCHEDULING:
-          launch(cls, uint64_t{ch_.reg(subchannel, NVCBC0_SEND_PCAS_A)} << 8);
+          send_pcas(cls, uint64_t{ch_.reg(subchannel, NVCBC0_SEND_PCAS_A)} << 8, action);
           return;
       }
       fail("NVCBC0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION " + hex(action) +
            " is not emulated; expected a NOP, INVALIDATE, PREFETCH or a SCHEDULE action");
     }
+    case NVCBC0_WAIT_FOR_IDLE: wait_for_idle(); return;
+    case NVCBC0_INVALIDATE_SKED_CACHES: ch_.sked_cache.clear(); return;
     default: return;  // recorded setup state (windows, local memory sizes, cache invalidations, PCAS_A)
   }
 }
 
-void ChannelExecutor::launch(uint32_t cls, uint64_t qmd_va) {
+std::vector<uint32_t> ChannelExecutor::sked_qmd(uint32_t cls, uint64_t qmd_va, bool copy) {
+  constexpr size_t kMaxCachedQmds = 1u << 16;  // bounds the mock's memory; a real SKED cache is far smaller
+  if (!copy) {
+    auto it = ch_.sked_cache.find(qmd_va);
+    if (it != ch_.sked_cache.end()) return it->second;
+  }
+  const QmdLayout* layout = qmd_layout(cls);
+  const std::string where = "QMD " + std::string(layout->version) + " at " + hex(qmd_va);
+  require_aligned("QMD", qmd_va, 256);
+  std::vector<uint32_t> words(layout->words);
+  std::memcpy(words.data(), translate(memory_, qmd_va, words.size() * 4, where), words.size() * 4);
+  if (ch_.sked_cache.size() >= kMaxCachedQmds) ch_.sked_cache.clear();
+  ch_.sked_cache[qmd_va] = words;
+  return words;
+}
+
+// PCAS actions (clcbc0.h SEND_SIGNALING_PCAS2_B): INVALIDATE drops the cached QMD, PREFETCH caches it; the SCHEDULE
+// actions launch it, afresh when they invalidate and copy (3, 0xa, 0xb), else from the cache when it holds one.
+void ChannelExecutor::send_pcas(uint32_t cls, uint64_t qmd_va, uint32_t action) {
+  switch (action) {
+    case PCAS_ACTION_INVALIDATE: ch_.sked_cache.erase(qmd_va); return;
+    case PCAS_ACTION_PREFETCH:
+      if (!ch_.sked_cache.contains(qmd_va)) sked_qmd(cls, qmd_va, true);
+      return;
+  }
+  const bool copy = action != PCAS_ACTION_SCHEDULE && action != PCAS_ACTION_PREFETCH_SCHEDULE;
+  std::vector<uint32_t> qmd = sked_qmd(cls, qmd_va, copy);
+  if (ch_.deferred.empty()) {
+    ch_.deferred.push_back({cls, qmd_va, std::move(qmd)});
+    return;
+  }
+  // Two unordered grids: the later one runs first.
+  MockNvGpu::ChannelState::DeferredLaunch earlier = std::move(ch_.deferred.front());
+  ch_.deferred.clear();
+  launch(cls, qmd_va, std::move(qmd));
+  launch(earlier.cls, earlier.qmd_va, std::move(earlier.qmd));
+}
+
+void ChannelExecutor::wait_for_idle() {
+  if (ch_.deferred.empty()) return;
+  MockNvGpu::ChannelState::DeferredLaunch d = std::move(ch_.deferred.front());
+  ch_.deferred.clear();
+  launch(d.cls, d.qmd_va, std::move(d.qmd));
+}
+
+void ChannelExecutor::launch(uint32_t cls, uint64_t qmd_va, std::vector<uint32_t> words) {
   const QmdLayout* layout = qmd_layout(cls);
   for (uint32_t chained = 0;; ++chained) {
     if (chained >= kMaxQmdChain) {
@@ -95,9 +144,6 @@ void ChannelExecutor::launch(uint32_t cls, uint64_t qmd_va) {
     }
     if (gpu_.preempt_.load(std::memory_order_relaxed)) throw PtxPreempted{};  // between the QMDs of a chain
     const std::string where = "QMD " + std::string(layout->version) + " at " + hex(qmd_va);
-    require_aligned("QMD", qmd_va, 256);
-    std::vector<uint32_t> words(layout->words);
-    std::memcpy(words.data(), translate(memory_, qmd_va, words.size() * 4, where), words.size() * 4);
     const Qmd qmd = decode_qmd(*layout, words);
     if (qmd.major != layout->major) {
       fail(where + ": " + layout->major_version.name + " is " + std::to_string(qmd.major) + "; " + class_name(cls) +
@@ -114,6 +160,8 @@ void ChannelExecutor::launch(uint32_t cls, uint64_t qmd_va) {
            " is not emulated; expected QMD_SCHEDULE (1) or QMD_INVALIDATE_COPY_SCHEDULE (3)");
     }
     qmd_va = qmd.dependent_address;
+    // QMD_SCHEDULE takes SKED's cached copy of that address when it has one; INVALIDATE_COPY reads memory.
+    words = sked_qmd(cls, qmd_va, qmd.dependent_action == DEPENDENT_QMD_ACTION_QMD_INVALIDATE_COPY_SCHEDULE);
   }
 }
 
