@@ -27,8 +27,11 @@ constexpr uint64_t kPushbufferRingBytes = 4 << 20;   // per channel
 constexpr uint64_t kKernargRingBytes = 16 << 20;
 // tinygrad's shader windows (tinygrad-hcq.md §3.7) and the driver words sm_8x/sm_90 code reads from cbuf0
 // (nv-hopper.md §2.5): shared window at words 6-7, local window at 8-9, 0xfffdc0 at 10-11.
+// The same values are programmed at channel setup (SET_SHADER_*_MEMORY_WINDOW), so code and hardware agree.
 constexpr uint64_t kSharedWindow = 0x729400000000;
 constexpr uint64_t kLocalWindow = 0x729300000000;
+// NVK: "shared memory window needs 4GB alignment on hopper+" (nvk_cmd_dispatch.c, nvk_push_dispatch_state_init).
+static_assert(kSharedWindow % (uint64_t{1} << 32) == 0, "the shared memory window must be 4 GiB aligned on Hopper");
 
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
@@ -95,8 +98,13 @@ NvDevice::NvDevice(std::unique_ptr<kernel_interface::SyscallSeam> seam, int gpu_
   };
   compute_ = make(session_->compute(), "compute");
   copy_ = make(session_->copy(), "copy");
-  // Bind the engine classes to their subchannels once (SET_OBJECT), as every driver does at channel setup.
-  kick(*compute_, encode_set_object(kSubchannelCompute, session_->classes().compute));
+  // Bind the engine classes to their subchannels once (SET_OBJECT), as every driver does at channel setup, and place
+  // the shader memory windows: unset, "the memory window might be in a random place and cause us to fault off into
+  // nowhere" (Mesa NVK, which sets them unconditionally from Volta on; tinygrad ops_nv.py:685-688 at setup).
+  std::vector<uint32_t> setup = encode_set_object(kSubchannelCompute, session_->classes().compute);
+  const std::vector<uint32_t> windows = encode_set_shader_memory_windows(kSharedWindow, kLocalWindow);
+  setup.insert(setup.end(), windows.begin(), windows.end());
+  kick(*compute_, setup);
   kick(*copy_, encode_set_object(kSubchannelCopy, session_->classes().copy));
 }
 

@@ -70,6 +70,9 @@ struct MockNvGpu::ChannelState {
   std::array<uint32_t, cp::kSubchannels> bound{};  // class per subchannel, 0 = none
   std::vector<uint32_t> regs = std::vector<uint32_t>(cp::kSubchannels * cp::kMethodSlots);  // last data per method
   std::array<uint32_t, hw::kHostMethodEnd / 4> host_regs{};
+  // Which shader memory setup methods (cp::ShaderMemoryMethod bits) the compute class has executed on this channel:
+  // a launch that needs a window or local memory faults when its methods were never sent (mock_gpu_compute.cpp).
+  uint32_t shader_memory_written = 0;
 
   struct Acquire {
     bool pending = false;
@@ -124,6 +127,9 @@ class ChannelExecutor {
   void require_fits(uint32_t data, hw::Field f);
   void compute_method(uint32_t subchannel, uint32_t cls, uint32_t method, uint32_t data);
   void launch(uint32_t cls, uint64_t qmd_va);
+  void note_shader_memory_method(uint32_t method);
+  void require_shader_memory(uint32_t cls, const hw::Qmd& q, const std::string& where);
+  void require_constant_buffers(const hw::Qmd& q, const std::string& where);
   void qmd_release(const hw::QmdRelease& r, const std::string& where);
   std::string read_program_text(uint64_t va, const std::string& where);
   std::shared_ptr<const PtxProgram> program_at(uint64_t va, const std::string& where);
