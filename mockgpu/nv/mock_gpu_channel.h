@@ -128,6 +128,7 @@ class ChannelExecutor {
   void compute_method(uint32_t subchannel, uint32_t cls, uint32_t method, uint32_t data);
   void launch(uint32_t cls, uint64_t qmd_va);
   void note_shader_memory_method(uint32_t method);
+  // Sets local_memory_base_ for the grid (0 when it asks for no local memory).
   void require_shader_memory(uint32_t cls, const hw::Qmd& q, const std::string& where);
   void require_constant_buffers(const hw::Qmd& q, const std::string& where);
   void qmd_release(const hw::QmdRelease& r, const std::string& where);
@@ -144,6 +145,7 @@ class ChannelExecutor {
   MockNvGpu& gpu_;
   MockNvGpu::ChannelState& ch_;
   GpuMemory& memory_;
+  uint64_t local_memory_base_ = 0;  // the shader local memory store of the grid being launched
 };
 
 }  // namespace cp

@@ -88,6 +88,7 @@ void ChannelExecutor::note_shader_memory_method(uint32_t method) {
 // random place", NVK) and, for local memory, the backing store sized per TPC (clcbc0.h:459-468, 583-587).
 void ChannelExecutor::require_shader_memory(uint32_t cls, const Qmd& q, const std::string& where) {
   const uint64_t local_per_thread = uint64_t{q.shader_local_memory_low_size} + q.shader_local_memory_high_size;
+  local_memory_base_ = 0;
   if (q.shared_memory_size == 0 && local_per_thread == 0) return;
   uint32_t sub = 0;  // the subchannel the compute class is bound to (the launch came through it)
   while (sub + 1 < kSubchannels && ch_.bound[sub] != cls) ++sub;
@@ -126,6 +127,7 @@ void ChannelExecutor::require_shader_memory(uint32_t cls, const Qmd& q, const st
   translate(memory_, base, per_tpc * tpcs,
             where + ": the shader local memory (SET_SHADER_LOCAL_MEMORY_A/B, " + std::to_string(per_tpc) +
                 " bytes per TPC x " + std::to_string(tpcs) + " TPCs)");
+  local_memory_base_ = base;
 }
 
 void ChannelExecutor::compute_method(uint32_t subchannel, uint32_t cls, uint32_t method, uint32_t data) {
@@ -299,10 +301,18 @@ void ChannelExecutor::run_grid(const Qmd& q, const std::string& where) {
   }
   const uint32_t dynamic_shared =
       q.shared_memory_size > entry.dynamic_shared_offset ? q.shared_memory_size - entry.dynamic_shared_offset : 0;
+  // The kernel's .local arrays live in the shader local memory store, one slice per thread of the running block.
+  const uint64_t local_per_thread = uint64_t{q.shader_local_memory_low_size} + q.shader_local_memory_high_size;
+  if (entry.local_bytes > local_per_thread) {
+    fail(kernel + ": the kernel's .local arrays take " + std::to_string(entry.local_bytes) +
+         " bytes per thread; SHADER_LOCAL_MEMORY_LOW/HIGH_SIZE give " + std::to_string(local_per_thread));
+  }
   GpuGlobalMemory global(memory_);
   const std::string launch = kernel + " (grid " + dims(q.grid) + ", block " + dims(q.block) + "): ";
   try {
     PtxRunOptions options;
+    options.local_base = local_memory_base_;
+    options.local_stride = local_per_thread;
     options.preempt = &gpu_.preempt_;
     options.blocks_completed = &gpu_.stats_.blocks;
     run_kernel(*program, entry.name, {q.grid[0], q.grid[1], q.grid[2]}, {q.block[0], q.block[1], q.block[2]}, params,

@@ -31,6 +31,43 @@ const char* kUsesSharedPtx = R"(.version 8.0
 }
 )";
 
+// out[t] = arr[(7 t) & 15] after arr[i] = 100 t + i for i < 16, arr a .local array of thread t.
+const char* kLocalArrayPtx = R"(.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry local_array(
+	.param .u64 out
+)
+{
+	.local .align 4 .b8 arr[64];
+	.reg .pred %p<2>;
+	.reg .b32 %r<10>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, 0;
+	mov.u32 %r3, arr;
+LOOP:
+	mad.lo.s32 %r4, %r1, 100, %r2;
+	shl.b32 %r5, %r2, 2;
+	add.s32 %r6, %r3, %r5;
+	st.local.u32 [%r6], %r4;
+	add.s32 %r2, %r2, 1;
+	setp.lt.u32 %p1, %r2, 16;
+	@%p1 bra LOOP;
+	mul.lo.s32 %r7, %r1, 7;
+	and.b32 %r7, %r7, 15;
+	shl.b32 %r7, %r7, 2;
+	add.s32 %r8, %r3, %r7;
+	ld.local.u32 %r9, [%r8];
+	mul.wide.u32 %rd2, %r1, 4;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.u32 [%rd3], %r9;
+	ret;
+}
+)";
+
 class ShaderMemoryTest : public MockNvGpuComputeTest {
  protected:
   // The setup before this change: SET_OBJECT and a cache invalidation, no windows.
@@ -51,8 +88,9 @@ class ShaderMemoryTest : public MockNvGpuComputeTest {
     return message;
   }
   // Local memory per thread in the QMD (SHADER_LOCAL_MEMORY_HIGH_SIZE, where CUDA puts it).
-  std::uint64_t place_local_launch(const Block& out, std::uint32_t local_per_thread, const Block& done) {
-    KernelLaunch k{kIncrementPtx, {out.va}};
+  std::uint64_t place_local_launch(const Block& out, std::uint32_t local_per_thread, const Block& done,
+                                   const char* ptx = kIncrementPtx, std::uint32_t threads = 1) {
+    KernelLaunch k{ptx, {out.va}, {1, 1, 1}, {threads, 1, 1}};
     k.release = release_to(done.va, 1);
     nv::QmdLaunch q = qmd_launch(k, place_program(k.ptx));
     q.shader_local_memory_high_size = local_per_thread;
@@ -141,6 +179,28 @@ TEST_F(ShaderMemoryTest, LocalMemoryStoreThatIsNotMappedFaults) {
   const std::string message = fault_with_notifier();
   EXPECT_NE(message.find("the shader local memory"), std::string::npos) << message;
   EXPECT_NE(message.find("0x7f0000000000"), std::string::npos) << message;
+}
+
+TEST_F(ShaderMemoryTest, LocalArraysLiveInTheShaderLocalMemoryStoreOneSlicePerThread) {
+  const Block out = take(64 * 4), done = take(16);
+  const std::uint64_t per_tpc = 64 * kThreadsPerTpc;
+  const Block store = take(per_tpc * kTpcs, 4096);
+  submit(compute_, launch_with_local_memory(place_local_launch(out, 64, done, kLocalArrayPtx, 64), {store.va, per_tpc}));
+  ASSERT_TRUE(wait_value(done.cpu, 1)) << first_fault();
+  for (std::uint32_t t = 0; t < 64; ++t) EXPECT_EQ(reinterpret_cast<std::uint32_t*>(out.cpu)[t], 100 * t + ((7 * t) & 15)) << t;
+  // Thread 5's arr[3] at its slice of the store (64 bytes per thread, the QMD's size).
+  EXPECT_EQ(reinterpret_cast<std::uint32_t*>(store.cpu + 5 * 64)[3], 503u);
+}
+
+TEST_F(ShaderMemoryTest, LocalArraysLargerThanTheQmdsLocalMemorySizeFault) {
+  const Block out = take(64 * 4), done = take(16);
+  const std::uint64_t per_tpc = 64 * kThreadsPerTpc;
+  const Block store = take(per_tpc * kTpcs, 4096);
+  submit(compute_, launch_with_local_memory(place_local_launch(out, 32, done, kLocalArrayPtx, 64), {store.va, per_tpc}));
+  const std::string message = fault_with_notifier();
+  EXPECT_NE(message.find(".local arrays take 64 bytes per thread; SHADER_LOCAL_MEMORY_LOW/HIGH_SIZE give 32"),
+            std::string::npos)
+      << message;
 }
 
 TEST_F(ShaderMemoryTest, ConstantBufferBoundAtAnUnmappedAddressFaults) {
