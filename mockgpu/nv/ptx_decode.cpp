@@ -466,6 +466,8 @@ class Decoder {
     } else if (space == "local") {
       // addresses in a thread's own local memory: an array's name or a register holding an offset from `mov r, arr`
       in.op = load ? PtxOp::LdLocal : PtxOp::StLocal;
+      // the SM models a thread's local memory as the entry's .local arrays (no stack, no generic local window)
+      if (s_.entry().local.empty()) unsupported(p, "local memory in an entry that declares no .local array");
       if (addr.base.empty()) in.a = s_.constant_slot(0);
       else if (addr.base[0] == '%') in.a = s_.register_slot(addr.base, p.line, "address");
       else {
