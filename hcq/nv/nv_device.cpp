@@ -27,8 +27,8 @@ constexpr uint64_t kSignalSlot = 32;                 // value, timestamp, timest
 constexpr uint64_t kSignalPoolBytes = 64 * 1024;     // 2048 signals
 constexpr uint64_t kPushbufferRingBytes = 4 << 20;   // per channel
 constexpr uint64_t kKernargRingBytes = 16 << 20;
-// tinygrad's shader windows (tinygrad-hcq.md §3.7) and the driver words sm_8x/sm_90 code reads from cbuf0
-// (nv-hopper.md §2.5): shared window at words 6-7, local window at 8-9, 0xfffdc0 at 10-11.
+// tinygrad's shader windows (tinygrad ops_nv.py:685) and the driver words sm_8x/sm_90 code reads from cbuf0
+// (tinygrad ops_nv.py:298): shared window at words 6-7, local window at 8-9, 0xfffdc0 at 10-11.
 // The same values are programmed at channel setup (SET_SHADER_*_MEMORY_WINDOW), so code and hardware agree.
 constexpr uint64_t kSharedWindow = 0x729400000000;
 constexpr uint64_t kLocalWindow = 0x729300000000;
