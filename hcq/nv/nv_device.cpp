@@ -14,6 +14,7 @@
 #include "hcq/nv/gpfifo.h"
 #include "hcq/nv/nv_classes.h"
 #include "hcq/nv/nv_commands.h"
+#include "hcq/nv/pushbuffer.h"
 #include "hcq/nv/qmd.h"
 #include "hcq/wait_primitives.h"
 #include "kernel-interface/driver_seams.h"
@@ -28,7 +29,7 @@ constexpr uint64_t kSignalPoolBytes = 64 * 1024;     // 2048 signals
 constexpr uint64_t kPushbufferRingBytes = 4 << 20;   // per channel
 constexpr uint64_t kKernargRingBytes = 16 << 20;
 // tinygrad's shader windows (tinygrad ops_nv.py:685) and the driver words sm_8x/sm_90 code reads from cbuf0
-// (tinygrad ops_nv.py:298): shared window at words 6-7, local window at 8-9, 0xfffdc0 at 10-11.
+// (firmware-notes/nvidia-hopper.md §12, §14): shared window at words 6-7, local window at 8-9, 0xfffdc0 at 10-11.
 // The same values are programmed at channel setup (SET_SHADER_*_MEMORY_WINDOW), so code and hardware agree.
 constexpr uint64_t kSharedWindow = 0x729400000000;
 constexpr uint64_t kLocalWindow = 0x729300000000;
@@ -37,7 +38,7 @@ static_assert(kSharedWindow % (uint64_t{1} << 32) == 0, "the shared memory windo
 
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
-// The smallest SM shared memory carveout (32, 64 or 100 KiB) that holds `bytes` (tinygrad-hcq.md §3.7).
+// The smallest SM shared memory carveout (32, 64 or 100 KiB) that holds `bytes` (firmware-notes/nvidia-hopper.md §13).
 uint32_t carveout_for(uint32_t bytes) {
   for (uint32_t kib : {32u, 64u, 100u})
     if (kib * 1024 >= bytes) return kib * 1024;
@@ -350,6 +351,7 @@ void NvDevice::encode(std::span<const Command> commands, std::span<void* const> 
         q.constant_buffers = p.constant_banks;
         q.shader_local_memory_high_size = p.local_bytes_per_thread;  // where CUDA puts it (tinygrad ops_nv.py:301)
         q.sass_version = ((session_->gpu_arch() >> 4) & 0xf0) | (session_->gpu_arch() & 0xf);
+        apply_launch_variant(variant_, q, {piece.cpu, cbuf_bytes}, p.param_offset);
         uint8_t* qmd_cpu = piece.cpu + qmd_at;
         const std::vector<uint32_t> qmd = encode_qmd(compute_class, q);  // V04 on Hopper, V03 on Ampere/Ada
         std::memcpy(qmd_cpu, qmd.data(), qmd.size() * 4);
@@ -381,6 +383,8 @@ void NvDevice::encode(std::span<const Command> commands, std::span<void* const> 
         break;
       case CommandKind::kMemoryBarrier:
         append(&ch == compute_.get() ? encode_invalidate_shader_caches() : encode_host_sys_membar());
+        if (variant_.wait_for_idle_after_barrier && &ch == compute_.get())
+          words.push_back(method_header(SecOp::kImmdDataMethod, kSubchannelCompute, NVCBC0_WAIT_FOR_IDLE, 0));
         previous.reset();
         break;
     }

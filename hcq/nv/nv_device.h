@@ -32,6 +32,7 @@
 #include "hcq/hw_queue.h"
 #include "hcq/nv/nv_program.h"
 #include "hcq/nv/nv_session.h"
+#include "hcq/nv/nv_variants.h"
 #include "ir/uop.h"
 
 namespace doorbell::nv {
@@ -104,6 +105,10 @@ class NvDevice final : public Device {
   // the device's signals polls it.
   std::string fault_report() const;
 
+  // How later submissions launch (hcq/nv/nv_variants.h); for experiments on a fresh device, not for use mid-stream.
+  void set_launch_variant(const NvLaunchVariant& variant) { variant_ = variant; }
+  const NvLaunchVariant& launch_variant() const { return variant_; }
+
   struct ChannelState;  // defined in nv_device.cpp
 
  protected:
@@ -136,6 +141,7 @@ class NvDevice final : public Device {
   std::optional<UploadRing> kernargs_;
   uint32_t signals_used_ = 0;
   std::unique_ptr<ChannelState> compute_, copy_;
+  NvLaunchVariant variant_{};
   // Shader local memory (stacks and spills): grown for a loaded kernel that needs more per thread than the current
   // store holds, the old store retired once the compute channel passed the work before it.
   void ensure_local_memory(uint32_t bytes_per_thread);

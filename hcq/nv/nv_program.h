@@ -13,7 +13,7 @@
 
 namespace doorbell::nv {
 
-// Where sm_90 code reads its parameters in constant bank 0 (EIATTR_PARAM_CBANK, nv-hopper.md §2.5).
+// Where sm_90 code reads its parameters in constant bank 0 (EIATTR_PARAM_CBANK, firmware-notes/nvidia-hopper.md §14).
 inline constexpr uint32_t kSm90ParamOffset = 0x210;
 
 class NvProgram final : public LoadedProgram {

@@ -59,7 +59,7 @@ struct NamedMethod {
   bool emulated;
 };
 
-// clcbc0.h offsets (the ones named by nv-hopper.md §3.1 and their neighbours); emulated = executed or recorded.
+// clcbc0.h offsets (those in firmware-notes/nvidia-hopper.md §12 and neighbours); emulated = executed or recorded.
 constexpr NamedMethod kComputeMethods[] = {
     {0x0000, "NVCBC0_SET_OBJECT", true},
     {NVCBC0_NO_OPERATION, "NVCBC0_NO_OPERATION", true},

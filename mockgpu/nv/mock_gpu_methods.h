@@ -88,8 +88,8 @@ inline constexpr uint32_t kUserdReference = 0x48;
 inline constexpr uint32_t kUserdGpGet = 0x88;
 inline constexpr uint32_t kUserdGpPut = 0x8c;
 
-// ---- Host methods (clc86f.h; clc56f.h for those the trimmed clc86f.h omits, which Hopper keeps: nv-hopper.md
-// §3.2, UVM's Hopper host HAL inherits them) ----
+// ---- Host methods (clc86f.h; clc56f.h for those the trimmed clc86f.h omits, which Hopper keeps:
+// firmware-notes/nvidia-hopper.md §11, UVM's Hopper host HAL inherits them) ----
 inline constexpr uint32_t NVC86F_SET_OBJECT = 0x00;
 inline constexpr uint32_t NVC56F_NOP = 0x08;
 inline constexpr uint32_t NVC56F_NON_STALL_INTERRUPT = 0x20;
