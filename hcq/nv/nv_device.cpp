@@ -10,6 +10,7 @@
 #include "compiler/gpu/cubin_reader.h"
 #include "compiler/gpu/ptx_target.h"
 #include "compiler/program.h"
+#include "hcq/nv/cubin_image.h"
 #include "hcq/nv/gpfifo.h"
 #include "hcq/nv/nv_classes.h"
 #include "hcq/nv/nv_commands.h"
@@ -18,6 +19,7 @@
 #include "hcq/wait_primitives.h"
 #include "kernel-interface/driver_seams.h"
 #include "kernel-interface/nvidia/mmu_fault_info.h"
+#include "kernel-interface/nvidia/rm_controls.h"
 
 namespace doorbell::nv {
 namespace {
@@ -28,8 +30,11 @@ constexpr uint64_t kPushbufferRingBytes = 4 << 20;   // per channel
 constexpr uint64_t kKernargRingBytes = 16 << 20;
 // tinygrad's shader windows (tinygrad ops_nv.py:685) and the driver words sm_8x/sm_90 code reads from cbuf0
 // (firmware-notes/nvidia-hopper.md §12, §14): shared window at words 6-7, local window at 8-9, 0xfffdc0 at 10-11.
+// The same values are programmed at channel setup (SET_SHADER_*_MEMORY_WINDOW), so code and hardware agree.
 constexpr uint64_t kSharedWindow = 0x729400000000;
 constexpr uint64_t kLocalWindow = 0x729300000000;
+// NVK: "shared memory window needs 4GB alignment on hopper+" (nvk_cmd_dispatch.c, nvk_push_dispatch_state_init).
+static_assert(kSharedWindow % (uint64_t{1} << 32) == 0, "the shared memory window must be 4 GiB aligned on Hopper");
 
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
@@ -96,8 +101,13 @@ NvDevice::NvDevice(std::unique_ptr<kernel_interface::SyscallSeam> seam, int gpu_
   };
   compute_ = make(session_->compute(), "compute");
   copy_ = make(session_->copy(), "copy");
-  // Bind the engine classes to their subchannels once (SET_OBJECT), as every driver does at channel setup.
-  kick(*compute_, encode_set_object(kSubchannelCompute, session_->classes().compute));
+  // Bind the engine classes to their subchannels once (SET_OBJECT), as every driver does at channel setup, and place
+  // the shader memory windows: unset, "the memory window might be in a random place and cause us to fault off into
+  // nowhere" (Mesa NVK, which sets them unconditionally from Volta on; tinygrad ops_nv.py:685-688 at setup).
+  std::vector<uint32_t> setup = encode_set_object(kSubchannelCompute, session_->classes().compute);
+  const std::vector<uint32_t> windows = encode_set_shader_memory_windows(kSharedWindow, kLocalWindow);
+  setup.insert(setup.end(), windows.begin(), windows.end());
+  kick(*compute_, setup);
   kick(*copy_, encode_set_object(kSubchannelCopy, session_->classes().copy));
 }
 
@@ -218,41 +228,57 @@ std::shared_ptr<const LoadedProgram> NvDevice::load(const UOp& program) {
   const ProgramInfo& info = program_info(program);
   if (info.target != target().name())
     throw std::invalid_argument("NV: program " + info.name + " was compiled for " + info.target + "; expected " + target().name());
-  std::string image;
-  uint32_t registers = 0, shared = static_cast<uint32_t>(info.shared_bytes), param_offset = kSm90ParamOffset, constant0 = 0;
   const uint32_t params = static_cast<uint32_t>(info.buffers + static_cast<int64_t>(info.vars.size()));
+  const std::string& binary = program_binary(program);
+  if (binary.empty() && !emulated())
+    throw std::invalid_argument("NV: program " + info.name + " has no cubin; expected one assembled by ptxas");
+  // The cubin's code, global data and constant banks, and what the launch needs (hcq/nv/cubin_image.h). The emulated
+  // GPU runs the PTX, but takes the cubin's needs when ptxas made one, so it is set up as hardware would be.
+  std::optional<CubinImage> cubin;
+  if (!binary.empty()) cubin = make_cubin_image(binary, info.name);
+  if (cubin && cubin->local_bytes_per_thread > 0) ensure_local_memory(cubin->local_bytes_per_thread);
+  std::string image;
+  NvMemory memory;
   if (emulated()) {
     image = program_source(program);  // the emulated SM interprets the PTX itself (mockgpu/nv/ptx_sm.h)
     image.push_back('\0');
+    memory = alloc(image.size(), /*system_memory=*/false);
   } else {
-    const std::string& binary = program_binary(program);
-    if (binary.empty()) throw std::invalid_argument("NV: program " + info.name + " has no cubin; expected one assembled by ptxas");
-    Cubin cubin = read_cubin(binary);
-    const CubinKernel& k = cubin.kernel(info.name);
-    // What this loader does not set up yet: say so rather than launch code that would fault.
-    if (k.min_stack_size > 0 || k.frame_size > 0)
-      throw std::runtime_error("NV: kernel '" + info.name + "' needs " + std::to_string(std::max(k.min_stack_size, k.frame_size)) +
-                               " bytes of local memory per thread; shader local memory is not set up yet");
-    for (const CubinRelocation& rel : cubin.relocations)
-      if (rel.target == ".text." + info.name)
-        throw std::runtime_error("NV: kernel '" + info.name + "' has relocations in its code (" + rel.section + "); the loader applies none yet");
-    image = binary.substr(k.text_offset, k.text_size);
-    registers = static_cast<uint32_t>(std::max(k.registers, 1));
-    shared = static_cast<uint32_t>(k.shared_bytes);
-    if (k.param_cbank_size != 0 || k.param_cbank_offset != 0) param_offset = k.param_cbank_offset;
-    constant0 = static_cast<uint32_t>(k.constant0_size);
+    memory = alloc(cubin->size, /*system_memory=*/false);
+    image = cubin->bytes_at(memory.va);
   }
-  NvMemory memory = alloc(image.size(), /*system_memory=*/false);
   std::memcpy(memory.cpu, image.data(), image.size());
   auto p = std::make_shared<NvProgram>(info.name, this->name(), memory);
   p->code_address = memory.va;
-  p->code_bytes = static_cast<uint32_t>(image.size());
-  p->registers = registers;
-  p->shared_bytes = shared;
-  p->param_offset = param_offset;
+  p->code_bytes = static_cast<uint32_t>(emulated() ? image.size() : cubin->code_bytes);
+  p->registers = emulated() || !cubin ? 0 : cubin->registers;
+  p->shared_bytes = emulated() || !cubin ? static_cast<uint32_t>(info.shared_bytes) : cubin->shared_bytes;
+  p->param_offset = cubin && !emulated() && cubin->has_param_offset ? cubin->param_offset : kSm90ParamOffset;
   p->param_count = params;
-  p->constant0_bytes = std::max<uint32_t>(constant0, param_offset + 8 * params);
+  p->constant0_bytes = std::max<uint32_t>(emulated() || !cubin ? 0 : cubin->constant0_bytes, p->param_offset + 8 * params);
+  p->local_bytes_per_thread = cubin ? cubin->local_bytes_per_thread : 0;
+  if (cubin && !emulated())
+    for (const CubinConstantBank& b : cubin->constant_banks) p->constant_banks[b.index] = {memory.va + b.offset, b.size};
   return p;
+}
+
+void NvDevice::ensure_local_memory(uint32_t bytes_per_thread) {
+  std::lock_guard lock(submit_mutex_);  // the setup is a compute submission, in order with the others
+  if (bytes_per_thread <= local_bytes_per_thread_) return;
+  // Sized as tinygrad does (ops_nv.py:696-708): every warp slot of every SM of a TPC may hold a warp with a stack,
+  // then one store for all TPCs; granularities 0x200 per warp, 0x8000 per TPC, 0x20000 in all.
+  const uint32_t per_thread = static_cast<uint32_t>(round_up(bytes_per_thread, 32));
+  const ki::NvU32 indices[] = {ki::NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM, ki::NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC,
+                               ki::NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC, ki::NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS};
+  const std::vector<ki::NvU32> gr = session_->gr_info(indices);
+  const uint64_t per_tpc = round_up(round_up(uint64_t{per_thread} * 32, 0x200) * gr.at(0) * gr.at(1), 0x8000);
+  const uint64_t total = round_up(per_tpc * gr.at(2) * gr.at(3), 0x20000);
+  NvMemory store = alloc(total, /*system_memory=*/false);
+  kick(*compute_, encode_set_shader_local_memory(session_->classes().compute, {store.va, per_tpc}));
+  // Counted after the kick above: the old store is freed once the channel passed everything before the new one.
+  if (local_memory_.size != 0) free(local_memory_);
+  local_memory_ = store;
+  local_bytes_per_thread_ = per_thread;
 }
 
 NvDevice::ChannelState& NvDevice::channel_for(std::span<const Command> commands) {
@@ -370,6 +396,8 @@ void NvDevice::encode(std::span<const Command> commands, std::span<void* const> 
         q.register_count = std::max<uint32_t>(p.registers, 1);
         q.constant_buffer0_address = piece.va;
         q.constant_buffer0_size = static_cast<uint32_t>(cbuf_bytes);
+        q.constant_buffers = p.constant_banks;
+        q.shader_local_memory_high_size = p.local_bytes_per_thread;  // where CUDA puts it (tinygrad ops_nv.py:301)
         q.sass_version = ((session_->gpu_arch() >> 4) & 0xf0) | (session_->gpu_arch() & 0xf);
         apply_launch_variant(variant_, q, {piece.cpu, cbuf_bytes}, p.param_offset);
         uint8_t* qmd_cpu = piece.cpu + qmd_at;

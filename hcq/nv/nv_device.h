@@ -167,6 +167,11 @@ class NvDevice final : public Device {
   uint32_t signals_used_ = 0;
   std::unique_ptr<ChannelState> compute_, copy_;
   NvLaunchVariant variant_{};
+  // Shader local memory (stacks and spills): grown for a loaded kernel that needs more per thread than the current
+  // store holds, the old store retired once the compute channel passed the work before it.
+  void ensure_local_memory(uint32_t bytes_per_thread);
+  NvMemory local_memory_{};
+  uint32_t local_bytes_per_thread_ = 0;
   // Frees the retired memory both channels are done with; memory_mutex_ held.
   void free_retired_locked();
 

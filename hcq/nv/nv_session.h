@@ -77,6 +77,8 @@ class NvSession {
   // more from them (a kernel running on one is abandoned). Memory stays allocated. The destructor does this first.
   void stop_channels();
   ki::NvRm& rm() { return *rm_; }
+  // NV2080_CTRL_CMD_GR_GET_INFO on the subdevice: one value per NV2080_CTRL_GR_INFO_INDEX_* asked.
+  std::vector<ki::NvU32> gr_info(std::span<const ki::NvU32> indices) { return rm_->gr_info(subdevice_, indices); }
 
  private:
   NvMemory alloc_at(uint64_t size, uint64_t va, bool system_memory);

@@ -70,6 +70,9 @@ struct MockNvGpu::ChannelState {
   std::array<uint32_t, cp::kSubchannels> bound{};  // class per subchannel, 0 = none
   std::vector<uint32_t> regs = std::vector<uint32_t>(cp::kSubchannels * cp::kMethodSlots);  // last data per method
   std::array<uint32_t, hw::kHostMethodEnd / 4> host_regs{};
+  // Which shader memory setup methods (cp::ShaderMemoryMethod bits) the compute class has executed on this channel:
+  // a launch that needs a window or local memory faults when its methods were never sent (mock_gpu_compute.cpp).
+  uint32_t shader_memory_written = 0;
 
   struct Acquire {
     bool pending = false;
@@ -144,6 +147,10 @@ class ChannelExecutor {
   std::vector<uint32_t> sked_qmd(uint32_t cls, uint64_t qmd_va, bool copy);
   // Runs the deferred grid: the engine idles (WAIT_FOR_IDLE, a WFI release, a stall or the end of the turn).
   void wait_for_idle();
+  void note_shader_memory_method(uint32_t method);
+  // Sets local_memory_base_ for the grid (0 when it asks for no local memory).
+  void require_shader_memory(uint32_t cls, const hw::Qmd& q, const std::string& where);
+  void require_constant_buffers(const hw::Qmd& q, const std::string& where);
   void qmd_release(const hw::QmdRelease& r, const std::string& where);
   std::string read_program_text(uint64_t va, const std::string& where);
   std::shared_ptr<const PtxProgram> program_at(uint64_t va, const std::string& where);
@@ -158,6 +165,7 @@ class ChannelExecutor {
   MockNvGpu& gpu_;
   MockNvGpu::ChannelState& ch_;
   GpuMemory& memory_;
+  uint64_t local_memory_base_ = 0;  // the shader local memory store of the grid being launched
 };
 
 }  // namespace cp
