@@ -63,9 +63,9 @@ set(LLVM_ACCEPT_CHECK doorbell_accept_llvm)
 
 # One switch for a machine without our Debian packages (a lent GPU machine: g++, CMake, ninja, CUDA): every optional
 # dependency off, so the libraries, `doorbell` and `doorbell check` build from the compiler alone.
-option(DOORBELL_MINIMAL "Switch every optional dependency off (LLVM, GoogleTest, Google Benchmark)" OFF)
+option(DOORBELL_MINIMAL "Switch every optional dependency off (LLVM, GoogleTest, Google Benchmark, libpciaccess)" OFF)
 if(DOORBELL_MINIMAL)
-  foreach(dependency_option DOORBELL_WITH_LLVM DOORBELL_WITH_TESTS DOORBELL_WITH_BENCH)
+  foreach(dependency_option DOORBELL_WITH_LLVM DOORBELL_WITH_TESTS DOORBELL_WITH_BENCH DOORBELL_WITH_PCIACCESS)
     set(${dependency_option} OFF CACHE BOOL "switched off by DOORBELL_MINIMAL" FORCE)
   endforeach()
 endif()
@@ -76,6 +76,10 @@ doorbell_optional_dependency(DOORBELL_WITH_TESTS "Build the GoogleTest suites" "
   GTest CONFIG)
 doorbell_optional_dependency(DOORBELL_WITH_BENCH "Build the Google Benchmark suites" libbenchmark-dev
   benchmark CONFIG)
+# PCI discovery reads BARs and ids through libpciaccess where it is installed, and sysfs alone elsewhere
+# (kernel-interface/pci/pci_source.h); the code sees DOORBELL_HAVE_PCIACCESS=1 or 0 (cmake/FindPciaccess.cmake).
+doorbell_optional_dependency(DOORBELL_WITH_PCIACCESS "Read PCI devices through libpciaccess" libpciaccess-dev
+  Pciaccess)
 
 if(DOORBELL_WITH_LLVM)
   # Only the compiler layer links LLVM (compiler/gpu/llvm/: the in-process AMDGPU compiler), so it stays out of the

@@ -1,5 +1,5 @@
 // C renderer: one linearized kernel as a C function with the CPU calling convention of compiler/cpu_kernel_abi.h
-// (tinygrad renderer/cstyle.py, reference §4.9). The generated code computes exactly what ir/exec_alu.h defines.
+// (tinygrad tinygrad/renderer/cstyle.py). The generated code computes exactly what ir/exec_alu.h defines.
 // It takes kernels lowered by lower_late with c_lowering_options() (compiler/late_lowering.h): floor division, the
 // division edge cases, 16-bit float arithmetic, bool buffers and float32 EXP2/LOG2/SIN arrive as plain ops. Then:
 //  - integers wrap at their width (compile with -fwrapv; shifts go through unsigned types); CDIV and CMOD are C's

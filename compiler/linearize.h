@@ -1,5 +1,5 @@
 // linearize: a scheduled kernel SINK (scheduler/schedule.h) as an ordered list of statements with explicit loop
-// nesting, ready for a C-style renderer (tinygrad codegen/late/linearizer.py, reference §4).
+// nesting, ready for a C-style renderer (tinygrad codegen/late/linearizer.py).
 //  - END ranges (LOOP) and REDUCE ranges become nested loops; a REDUCE becomes an accumulator initialised to the
 //    identity of its op before its loops and combined in the innermost one;
 //  - every value is placed in the innermost open loop it depends on, so loop-invariant work is hoisted out;

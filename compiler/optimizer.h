@@ -1,6 +1,6 @@
-// optimize_kernel: a first kernel optimizer in the spirit of tinygrad's hand_coded_optimizations (reference §4).
-// It only splits ranges; compiler/expander.h then replicates the work, so the C compiler sees independent scalar
-// lanes it can vectorize and interleave:
+// optimize_kernel: a first kernel optimizer in the spirit of tinygrad's hand_coded_optimizations
+// (codegen/opt/heuristic.py). It only splits ranges; compiler/expander.h then replicates the work, so the C compiler
+// sees independent scalar lanes it can vectorize and interleave:
 //  - UPCAST: one LOOP range of each output (the innermost with a constant size divisible by 4, 3 or 2, preferring
 //    one the STORE index walks with stride 1) becomes r_o * k + r_i, r_i an UPCAST range of size k;
 //  - UNROLL: a REDUCE range of constant size <= 16 becomes one UNROLL range (fully unrolled), a larger one

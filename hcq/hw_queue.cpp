@@ -153,8 +153,9 @@ Command& HWQueue::command_of(size_t index, std::initializer_list<CommandKind> ki
 }
 
 void HWQueue::patch_value(size_t command, uint64_t value) {
-  command_of(command, {CommandKind::kSignal, CommandKind::kWait}, "patch_value").value = value;
-  if (bound_) bound_->commands[command].value = value;
+  Command& c = command_of(command, {CommandKind::kSignal, CommandKind::kWait}, "patch_value");
+  if (bound_) bound_->patch_value(command, value);  // first: it may throw, leaving both copies as they were
+  c.value = value;
 }
 
 void HWQueue::patch_buffer(size_t command, size_t slot, void* buffer) {
@@ -163,8 +164,8 @@ void HWQueue::patch_buffer(size_t command, size_t slot, void* buffer) {
     throw std::out_of_range("HWQueue::patch_buffer: slot " + std::to_string(slot) + " of command " +
                             std::to_string(command) + ", which has " + std::to_string(c.buffers_count) + " buffers");
   }
+  if (bound_) bound_->patch_buffer(command, slot, buffer);
   buffers_[c.buffers_begin + slot] = buffer;
-  if (bound_) bound_->buffers[c.buffers_begin + slot] = buffer;
 }
 
 void HWQueue::patch_scalar(size_t command, size_t slot, int64_t value) {
@@ -173,8 +174,8 @@ void HWQueue::patch_scalar(size_t command, size_t slot, int64_t value) {
     throw std::out_of_range("HWQueue::patch_scalar: slot " + std::to_string(slot) + " of command " +
                             std::to_string(command) + ", which has " + std::to_string(c.scalars_count) + " scalars");
   }
+  if (bound_) bound_->patch_scalar(command, slot, value);
   scalars_[c.scalars_begin + slot] = value;
-  if (bound_) bound_->scalars[c.scalars_begin + slot] = value;
 }
 
 }  // namespace doorbell

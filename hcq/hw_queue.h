@@ -58,6 +58,13 @@ struct BoundQueue {
   std::vector<Command> commands;
   std::vector<void*> buffers;
   std::vector<int64_t> scalars;
+
+  // The patch points, called by HWQueue after it checked the command and slot. These update the plain copy above
+  // (all a host device needs); a GPU device's bound queue also rewrites exactly the patched words in its device
+  // memory, once the previous run of the queue has passed, and never encodes the queue again.
+  virtual void patch_value(size_t command, uint64_t value) { commands[command].value = value; }
+  virtual void patch_buffer(size_t command, size_t slot, void* buffer) { buffers[commands[command].buffers_begin + slot] = buffer; }
+  virtual void patch_scalar(size_t command, size_t slot, int64_t value) { scalars[commands[command].scalars_begin + slot] = value; }
 };
 
 class HWQueue;
@@ -99,9 +106,13 @@ class HWQueue {
   // device copy too, and recording more commands throws std::logic_error.
   HWQueue& bind(Device& device);
   bool bound() const { return bound_ != nullptr; }
+  // The device's copy of a bound queue (null while unbound): for tests and tools that inspect what the device runs.
+  const BoundQueue* bound_queue() const { return bound_.get(); }
 
   // Patch points. Each throws std::out_of_range for a bad index and std::invalid_argument for a command of
-  // another kind.
+  // another kind. On a bound queue the device's copy is patched in place (BoundQueue::patch_*): a GPU device first
+  // waits until the previous run of the queue completed (a timeout throws naming it) and rewrites only the patched
+  // words.
   void patch_value(size_t command, uint64_t value);                // signal or wait
   void patch_buffer(size_t command, size_t slot, void* buffer);    // exec
   void patch_scalar(size_t command, size_t slot, int64_t value);   // exec

@@ -1,5 +1,5 @@
 // Ops: every operation a UOp can carry, grouped by stage. The enum order is the toposort and canonical-order
-// tie-break, as in tinygrad (shared/reference/tinygrad-compiler.md §1.1, tinygrad uop/__init__.py).
+// tie-break, as in tinygrad (tinygrad tinygrad/uop/__init__.py:12-13).
 #pragma once
 #include <cstdint>
 #include <string_view>

@@ -1,11 +1,16 @@
 #include "tools/device_check.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "compiler/program.h"
@@ -17,6 +22,10 @@
 #include "hcq/run_linear.h"
 #include "hcq/wait_primitives.h"
 #include "ir/environment.h"
+#include "tools/bench_suite.h"
+#include "tools/device_kernel.h"
+#include "tools/json_text.h"
+#include "tools/nv_experiments.h"
 
 namespace doorbell {
 namespace {
@@ -27,14 +36,17 @@ using nv::NvProgram;
 
 struct Checker {
   std::FILE* out;
-  int failed = 0;
+  int failed = 0, passed = 0;
+  std::vector<std::string> failures;  // "what: message"
   void check(const std::string& what, const std::function<void()>& body) {
     const int64_t t0 = monotonic_ns();
     try {
       body();
+      passed++;
       std::fprintf(out, "  ok      %-64s %8.1f ms\n", what.c_str(), (monotonic_ns() - t0) / 1e6);
     } catch (const std::exception& e) {
       failed++;
+      failures.push_back(what + ": " + e.what());
       std::fprintf(out, "  FAILED  %-64s %s\n", what.c_str(), e.what());
     }
     std::fflush(out);
@@ -43,25 +55,6 @@ struct Checker {
 
 void expect(bool ok, const std::string& message) {
   if (!ok) throw std::runtime_error(message);
-}
-
-// A one-kernel program compiled for the device's target and loaded, with its launch dims.
-struct Kernel {
-  const LoadedProgram* program;
-  std::array<uint32_t, 3> grid{}, block{};
-  UOp call;
-  UOp compiled;  // the PROGRAM: held so the device keeps `program` loaded (hcq/device.h program())
-};
-
-Kernel load_kernel(NvDevice& d, const Tensor& t) {
-  UOp linear = t.schedule_linear();
-  expect(linear.src().size() == 1, "expected one kernel");
-  UOp program = compile_program(linear.src(0), d.target()).program;
-  const ProgramInfo& info = program_info(program);
-  auto dims = [](const std::array<int64_t, 3>& a) {
-    return std::array<uint32_t, 3>{static_cast<uint32_t>(a[0]), static_cast<uint32_t>(a[1]), static_cast<uint32_t>(a[2])};
-  };
-  return Kernel{&d.program(program), dims(info.global_size), dims(info.local_size), linear.src(0), program};
 }
 
 double median(std::vector<double> v) {
@@ -83,6 +76,23 @@ double clock_offset_ns(NvDevice& d, Signal& s) {
   }
   return median(offsets);
 }
+
+constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();  // written as null: a check that failed
+
+// Every figure the check measures, for the JSON report (medians of repeats).
+struct Figures {
+  double to_start_us = kMissing, to_done_us = kMissing, batch_per_kernel_us = kMissing, clock_offset_ns = kMissing;
+  int dispatch_samples = 0;
+  struct KernelOnly {
+    int64_t elements;
+    double us, gb_per_s;
+  };
+  std::vector<KernelOnly> kernel_only;
+  uint64_t copy_bytes = 0;
+  double host_to_gpu = kMissing, gpu_to_host = kMissing, gpu_to_gpu = kMissing, memcpy_into_mapping = kMissing;
+  double host_to_gpu_submit_to_done = kMissing, gpu_to_host_submit_to_done = kMissing, gpu_to_gpu_submit_to_done = kMissing;
+  int copy_repeats = 0;
+};
 
 void contract(NvDevice& d, Checker& c) {
   std::fprintf(c.out, "HCQ contract on %s:\n", d.name().c_str());
@@ -117,7 +127,7 @@ void contract(NvDevice& d, Checker& c) {
   c.check("timestamps bracket a kernel whose result matches the host", [&] {
     Tensor::manual_seed(1);
     Tensor a = Tensor::randn({1 << 16}).realize(), b = Tensor::randn({1 << 16}).realize();
-    Kernel k = load_kernel(d, a * b + 1);
+    DeviceKernel k = load_device_kernel(d, a * b + 1);
     NvMemory out = d.alloc(4 << 16), ma = d.alloc(4 << 16), mb = d.alloc(4 << 16);
     const float* pa = reinterpret_cast<const float*>(buffer_bytes(k.call.src(2)).data());
     const float* pb = reinterpret_cast<const float*>(buffer_bytes(k.call.src(3)).data());
@@ -138,7 +148,7 @@ void contract(NvDevice& d, Checker& c) {
   });
   c.check("1000 chained kernels in one submission run in order", [&] {
     Tensor y = Tensor::zeros({1024}).contiguous().realize();
-    Kernel k = load_kernel(d, y.assign(y + 1));
+    DeviceKernel k = load_device_kernel(d, y.assign(y + 1));
     NvMemory m = d.alloc(4096);
     std::memset(m.cpu, 0, 4096);
     HWQueue q;
@@ -162,7 +172,7 @@ void contract(NvDevice& d, Checker& c) {
   });
   c.check("a bound queue resubmits with a patched signal value", [&] {
     Tensor y = Tensor::zeros({256}).contiguous().realize();
-    Kernel k = load_kernel(d, y.assign(y + 1));
+    DeviceKernel k = load_device_kernel(d, y.assign(y + 1));
     NvMemory m = d.alloc(1024);
     std::memset(m.cpu, 0, 1024);
     Signal& done = d.new_signal("check bound done");
@@ -230,11 +240,11 @@ void conformance(const std::string& dev, Checker& c) {
   }
 }
 
-void latency(NvDevice& d, Checker& c) {
+void latency(NvDevice& d, Checker& c, Figures& f) {
   std::fprintf(c.out, "dispatch latency and kernel-only times on %s (medians):\n", d.name().c_str());
   c.check("figures", [&] {
     Tensor y = Tensor::zeros({256}).contiguous().realize();
-    Kernel tiny = load_kernel(d, y.assign(y + 1));
+    DeviceKernel tiny = load_device_kernel(d, y.assign(y + 1));
     NvMemory m = d.alloc(1024);
     Signal& start = d.new_signal("latency start");
     Signal& done = d.new_signal("latency done");
@@ -257,6 +267,8 @@ void latency(NvDevice& d, Checker& c) {
                  d.emulated() ? "the emulated GPU stamps with the host's clock"
                               : ("device clock aligned to the host's by calibration, offset " + std::to_string(static_cast<long long>(offset)) + " ns").c_str());
     std::fprintf(c.out, "    submit to host sees done    %10.2f us\n", median(to_done) / 1e3);
+    f.to_start_us = median(to_start) / 1e3, f.to_done_us = median(to_done) / 1e3, f.dispatch_samples = static_cast<int>(to_done.size());
+    f.clock_offset_ns = offset;
     Signal& batch_start = d.new_signal("latency batch start");
     Signal& batch_end = d.new_signal("latency batch end");
     HWQueue batch;
@@ -265,12 +277,13 @@ void latency(NvDevice& d, Checker& c) {
     const uint64_t v = done.value() + 1;
     batch.timestamp(batch_end).signal(done, v).submit(d);
     done.wait(v, std::chrono::milliseconds(60000));
-    std::fprintf(c.out, "    per kernel, batch of 1000   %10.2f us   (device timestamps around the batch)\n", (batch_end.timestamp() - batch_start.timestamp()) / 1e3 / 1000);
+    f.batch_per_kernel_us = (batch_end.timestamp() - batch_start.timestamp()) / 1e3 / 1000;
+    std::fprintf(c.out, "    per kernel, batch of 1000   %10.2f us   (device timestamps around the batch)\n", f.batch_per_kernel_us);
     // The emulated SM interprets PTX on one host thread: its figures show the path works, not GPU speed.
     const std::vector<int64_t> sizes = d.emulated() ? std::vector<int64_t>{int64_t{1} << 16} : std::vector<int64_t>{int64_t{1} << 20, int64_t{1} << 24};
     for (int64_t n : sizes) {
       Tensor a = Tensor::empty({n}), b = Tensor::empty({n});
-      Kernel add = load_kernel(d, a + b);
+      DeviceKernel add = load_device_kernel(d, a + b);
       NvMemory o = d.alloc(4 * n), ma = d.alloc(4 * n), mb = d.alloc(4 * n);
       Signal& ks = d.new_signal("kernel only start");
       Signal& ke = d.new_signal("kernel only end");
@@ -283,28 +296,147 @@ void latency(NvDevice& d, Checker& c) {
       }
       const double ns = median(times);
       std::fprintf(c.out, "    add of %8lld float32        %10.2f us kernel only, %8.2f GB/s\n", static_cast<long long>(n), ns / 1e3, 12.0 * n / ns);
+      f.kernel_only.push_back({n, ns / 1e3, 12.0 * n / ns});
       d.free(o), d.free(ma), d.free(mb);
     }
     d.free(m);
   });
 }
 
+// Copy bandwidth, medians of repeats: the copy engine host -> GPU, GPU -> host and GPU -> GPU (device timestamps
+// around the copy), and the host's memcpy into the CPU mapping of video memory (host clock).
+void copies(NvDevice& d, Checker& c, Figures& f) {
+  std::fprintf(c.out, "copy bandwidth on %s (medians):\n", d.name().c_str());
+  c.check("copy bandwidth", [&] {
+    const uint64_t bytes = d.emulated() ? uint64_t{4} << 20 : uint64_t{64} << 20;
+    const int repeats = 5;
+    NvMemory host = d.alloc(bytes, /*system_memory=*/true), a = d.alloc(bytes), b = d.alloc(bytes);
+    std::memset(host.cpu, 0x5a, bytes);
+    Signal& start = d.new_signal("copy start");
+    Signal& end = d.new_signal("copy end");
+    Signal& done = d.new_signal("copy done");
+    // GB/s from the device's timestamps around the copy, and from the host's submit to its seeing the copy done
+    // (a bound that does not rely on the timestamps waiting for the copy engine).
+    auto engine = [&](const NvMemory& dst, const NvMemory& src, const char* what) {
+      std::vector<double> ns, host_ns;
+      for (int i = 0; i < repeats; i++) {
+        const uint64_t v = done.value() + 1;
+        const int64_t t0 = monotonic_ns();
+        HWQueue().timestamp(start).copy(reinterpret_cast<void*>(dst.va), reinterpret_cast<const void*>(src.va), bytes).timestamp(end).signal(done, v).submit(d);
+        done.wait(v, std::chrono::milliseconds(30000));
+        host_ns.push_back(static_cast<double>(monotonic_ns() - t0));
+        ns.push_back(static_cast<double>(end.timestamp()) - static_cast<double>(start.timestamp()));
+      }
+      const std::pair<double, double> gb_per_s{bytes / median(ns), bytes / median(host_ns)};
+      std::fprintf(c.out, "    %-26s %10.2f GB/s   (%llu MiB, device timestamps; %.2f GB/s submit to done)\n", what, gb_per_s.first,
+                   static_cast<unsigned long long>(bytes >> 20), gb_per_s.second);
+      return gb_per_s;
+    };
+    std::tie(f.host_to_gpu, f.host_to_gpu_submit_to_done) = engine(a, host, "copy engine host -> GPU");
+    std::tie(f.gpu_to_host, f.gpu_to_host_submit_to_done) = engine(host, a, "copy engine GPU -> host");
+    std::tie(f.gpu_to_gpu, f.gpu_to_gpu_submit_to_done) = engine(b, a, "copy engine GPU -> GPU");
+    std::vector<uint8_t> source(bytes, 0x3c);
+    std::vector<double> ns;
+    for (int i = 0; i < repeats; i++) {
+      const int64_t t0 = monotonic_ns();
+      std::memcpy(b.cpu, source.data(), bytes);
+      std::atomic_thread_fence(std::memory_order_seq_cst);  // the write-combined stores leave the CPU
+      ns.push_back(static_cast<double>(monotonic_ns() - t0));
+    }
+    f.memcpy_into_mapping = bytes / median(ns);
+    std::fprintf(c.out, "    %-26s %10.2f GB/s   (host clock)\n", "memcpy into the mapping", f.memcpy_into_mapping);
+    f.copy_bytes = bytes, f.copy_repeats = repeats;
+    d.free(host), d.free(a), d.free(b);
+  });
+}
+
+// The GPU's model as the driver names it (/proc/driver/nvidia/gpus/<bus id>/information, "Model:"), in bus order.
+std::string gpu_model(const NvDevice& d, int index) {
+  if (d.emulated()) return "emulated GPU (mockgpu)";
+  std::vector<std::filesystem::path> gpus;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) gpus.push_back(entry.path());
+  std::sort(gpus.begin(), gpus.end());
+  if (index >= static_cast<int>(gpus.size())) return "unknown";
+  std::ifstream info(gpus[index] / "information");
+  for (std::string line; std::getline(info, line);)
+    if (line.rfind("Model:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 6));
+  return "unknown";
+}
+
+std::string hex(uint32_t v) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%x", v);
+  return text;
+}
+
+std::string report_json(NvDevice& d, const std::string& canonical, int index, const Checker& c, const Figures& f,
+                        const std::vector<Experiment>* experiments) {
+  std::string failures = "[";
+  for (size_t i = 0; i < c.failures.size(); i++) failures += (i ? ", " : "") + json_quote(c.failures[i]);
+  failures += "]";
+  std::string kernel_only = "[";
+  for (size_t i = 0; i < f.kernel_only.size(); i++)
+    kernel_only += std::string(i ? ", " : "") + "{\"elements\": " + std::to_string(f.kernel_only[i].elements) + ", \"us\": " +
+                   json_figure(f.kernel_only[i].us) + ", \"gb_per_s\": " + json_figure(f.kernel_only[i].gb_per_s) + "}";
+  kernel_only += "]";
+  std::string j = "{\n";
+  j += "  \"device\": {\"name\": " + json_quote(canonical) + ", \"gpu\": " + json_quote(gpu_model(d, index)) + ", \"arch\": " +
+       json_quote(d.arch()) + ", \"compute_class\": " + json_quote(hex(d.session().classes().compute)) + ", \"driver_version\": " +
+       json_quote(d.session().driver_version()) + ", \"emulated\": " + (d.emulated() ? "true" : "false") + "},\n";
+  j += "  \"checks\": {\"passed\": " + std::to_string(c.passed) + ", \"failed\": " + std::to_string(c.failed) + ", \"failures\": " + failures + "},\n";
+  j += "  \"dispatch_us\": {\"submit_to_kernel_start\": " + json_figure(f.to_start_us) + ", \"submit_to_done\": " + json_figure(f.to_done_us) +
+       ", \"per_kernel_batch_of_1000\": " + json_figure(f.batch_per_kernel_us) + ", \"samples\": " + std::to_string(f.dispatch_samples) +
+       ", \"clock_offset_ns\": " + json_figure(f.clock_offset_ns) + "},\n";
+  j += "  \"kernel_only\": " + kernel_only + ",\n";
+  j += "  \"copy_gb_per_s\": {\"host_to_gpu\": " + json_figure(f.host_to_gpu) + ", \"gpu_to_host\": " + json_figure(f.gpu_to_host) +
+       ", \"gpu_to_gpu\": " + json_figure(f.gpu_to_gpu) + ", \"memcpy_into_mapping\": " + json_figure(f.memcpy_into_mapping) +
+       ", \"host_to_gpu_submit_to_done\": " + json_figure(f.host_to_gpu_submit_to_done) + ", \"gpu_to_host_submit_to_done\": " +
+       json_figure(f.gpu_to_host_submit_to_done) + ", \"gpu_to_gpu_submit_to_done\": " + json_figure(f.gpu_to_gpu_submit_to_done) +
+       ", \"bytes\": " + std::to_string(f.copy_bytes) + ", \"repeats\": " + std::to_string(f.copy_repeats) + "},\n";
+  j += "  \"fault\": " + json_quote(d.fault_report()) + ",\n";
+  j += "  \"experiments\": " + (experiments ? experiments_json(*experiments, 2) : std::string("null")) + "\n}\n";
+  return j;
+}
+
 }  // namespace
 
-int run_device_check(const std::string& dev, std::FILE* out) {
+int run_device_check(const std::string& dev, std::FILE* out, const DeviceCheckOptions& options) {
   // One parser for every device name (DEV=nv works, so does --device nv, nv:0, NV:0:PTX).
   const DeviceName name = parse_device_name(dev);
   if (name.prefix != "NV")
     throw std::invalid_argument("check: --device " + name.canonical() +
                                 " is not checked yet; expected an NV device (the CPU device is checked by the test suite and `doorbell run`)");
+  if (!options.json_path.empty()) bench::check_json_path(options.json_path);  // before the minutes the check takes
   const std::string canonical = name.canonical();
   auto& d = dynamic_cast<NvDevice&>(device(canonical));
-  std::fprintf(out, "device: %s, %s, %s, driver %s\n", canonical.c_str(), d.arch().c_str(), d.emulated() ? "emulated (MOCKGPU=1)" : "hardware", d.session().driver_version().c_str());
-  Checker c{out};
+  std::fprintf(out, "device: %s, %s, %s, %s, driver %s\n", canonical.c_str(), gpu_model(d, name.index).c_str(), d.arch().c_str(),
+               d.emulated() ? "emulated (MOCKGPU=1)" : "hardware", d.session().driver_version().c_str());
+  Checker c{out, 0, 0, {}};
+  Figures f;
   contract(d, c);
   conformance(canonical, c);
-  latency(d, c);
+  latency(d, c, f);
+  copies(d, c, f);
   if (const std::string fault = d.fault_report(); !fault.empty()) std::fprintf(out, "device fault: %s\n", fault.c_str());
+  std::vector<Experiment> experiments;
+  if (options.experiments) {
+    std::fprintf(out, "experiments on %s, each alternative on a fresh device:\n", canonical.c_str());
+    experiments = run_nv_experiments(name.index, d.emulated(), out);
+    // On the emulated GPU each outcome is defined (nv_experiments.h); on hardware the outcomes are the findings.
+    if (d.emulated())
+      for (const std::string& mismatch : emulator_mismatches(experiments)) {
+        c.failed++;
+        c.failures.push_back("experiment " + mismatch);
+        std::fprintf(out, "  FAILED  experiment %s\n", mismatch.c_str());
+      }
+  }
+  if (!options.json_path.empty()) {
+    std::ofstream file(options.json_path);
+    file << report_json(d, canonical, name.index, c, f, options.experiments ? &experiments : nullptr);
+    if (!file.flush()) throw std::runtime_error("check: cannot write the JSON report to '" + options.json_path + "'");
+    std::fprintf(out, "check: JSON written to %s\n", options.json_path.c_str());
+  }
   std::fprintf(out, "check: %s\n", c.failed ? (std::to_string(c.failed) + " failed").c_str() : "every check passed");
   return c.failed ? 1 : 0;
 }

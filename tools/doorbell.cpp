@@ -8,6 +8,8 @@
 
 #include "kernel-interface/device_probe.h"
 #include "kernel-interface/device_summary.h"
+#include "kernel-interface/pci/gpu_discovery.h"
+#include "kernel-interface/pci/pci_summary.h"
 #include "mockgpu/install.h"
 #include "tools/bench_suite.h"
 #include "tools/device_check.h"
@@ -16,7 +18,8 @@
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: doorbell [bench [--full] [--json FILE] | run | check --device NV | devices | --version | --help]\n"
+    "usage: doorbell [bench [--full] [--json FILE] | run | check --device NV [--experiments] [--json FILE] | devices |\n"
+    "                --version | --help]\n"
     "  (no argument)         the version, the devices found, and the short bench\n"
     "  bench                 doorbell's CPU kernels (kernel-only, median) against this machine's floors: STREAM-like\n"
     "                        loops over all cores and OpenBLAS sgemm; ratio, GFLOP/s or GB/s, a check of each answer,\n"
@@ -25,14 +28,22 @@ constexpr std::string_view kUsage =
     "    --json FILE         also write every figure (all samples, machine, date) to FILE\n"
     "  run                   the workload: an MLP forward pass on the CPU device, checked against float64, with\n"
     "                        compile latency per kernel and the DEBUG=2 table of kernel-only times (on stderr)\n"
-    "  check --device NV     whether the device works with doorbell: the HCQ contract, a conformance subset and\n"
-    "                        dispatch latency and kernel-only times (MOCKGPU=1: on the emulated GPU)\n"
+    "  check --device NV     whether the device works with doorbell: the HCQ contract, a conformance subset,\n"
+    "                        dispatch latency, kernel-only times and copy bandwidth (MOCKGPU=1: on the emulated GPU)\n"
+    "    --experiments       also settle what only hardware can (tools/nv_experiments.h), each on a fresh device\n"
+    "    --json FILE         also write every figure, the device and each experiment's outcome to FILE\n"
     "  devices, --version    print the version and the devices found\n"
     "  --help                print this message\n";
 
 void print_version_and_devices() {
   std::printf("doorbell %s\n", DOORBELL_VERSION);
   for (const auto& line : doorbell::kernel_interface::summarize_devices(doorbell::kernel_interface::probe_devices())) {
+    std::printf("%s\n", line.c_str());
+  }
+  // The GPUs on the PCI bus, bound to a driver or not (DOORBELL_SYSFS_ROOT: read a fixture tree instead of /sys).
+  const auto pci_source = doorbell::kernel_interface::pci::default_pci_source();
+  const auto pci_gpus = doorbell::kernel_interface::pci::discover_pci_gpus(*pci_source);
+  for (const auto& line : doorbell::kernel_interface::pci::summarize_pci_gpus(pci_gpus, pci_source->describe())) {
     std::printf("%s\n", line.c_str());
   }
 }
@@ -102,12 +113,19 @@ int main(int argc, char** argv) {
     }
   }
   if (argc >= 2 && std::string_view(argv[1]) == "check") {
-    if (argc != 4 || std::string_view(argv[2]) != "--device") {
-      std::fprintf(stderr, "doorbell: expected `check --device NAME`\n%s", kUsage.data());
+    doorbell::DeviceCheckOptions options;
+    bool options_ok = argc >= 4 && std::string_view(argv[2]) == "--device";
+    for (int i = 4; options_ok && i < argc; i++) {
+      if (std::string_view(argv[i]) == "--experiments") options.experiments = true;
+      else if (std::string_view(argv[i]) == "--json" && i + 1 < argc) options.json_path = argv[++i];
+      else options_ok = false;
+    }
+    if (!options_ok) {
+      std::fprintf(stderr, "doorbell: expected `check --device NAME [--experiments] [--json FILE]`\n%s", kUsage.data());
       return 2;
     }
     try {
-      return doorbell::run_device_check(argv[3], stdout);
+      return doorbell::run_device_check(argv[3], stdout, options);
     } catch (const std::exception& error) {
       std::fprintf(stderr, "doorbell: %s\n", error.what());
       return 1;

@@ -10,7 +10,7 @@ DOORBELL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # libopenblas-dev is for benchmarks only: `doorbell bench` and bench_cpu_limits load OpenBLAS at run time (dlopen) as
 # the sgemm floor; nothing links it, and without it that floor reports "unavailable".
 DOORBELL_PACKAGES=(build-essential cmake ninja-build ccache git llvm-19-dev clang-19 lld-19
-                   libgtest-dev libgmock-dev libbenchmark-dev pkg-config
+                   libgtest-dev libgmock-dev libbenchmark-dev pkg-config libpciaccess-dev
                    libopenblas-dev)
 
 doorbell_say() { echo "==> $*"; }

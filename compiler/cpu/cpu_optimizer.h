@@ -1,6 +1,6 @@
-// optimize_for_cpu: the CPU kernel optimizer's hand-coded actions (tinygrad's hand_coded_optimizations, reference
-// §4, for x86 with AVX-512 or AVX2). It splits ranges; the expander replicates UPCAST and UNROLL ranges and
-// compiler/cpu/vectorize.h turns the VECTOR range into vector values:
+// optimize_for_cpu: the CPU kernel optimizer's hand-coded actions (tinygrad's hand_coded_optimizations in
+// codegen/opt/heuristic.py, for x86 with AVX-512 or AVX2). It splits ranges; the expander replicates UPCAST and
+// UNROLL ranges and compiler/cpu/vectorize.h turns the VECTOR range into vector values:
 //  - VECTOR the output's stride-1 loop (every load that varies with it must be stride 1 too): elementwise kernels,
 //    a reduce over the outer axis (sum over axis 0), a matmul's columns;
 //  - else VECTOR a reduce's stride-1 range (sum over the last axis, softmax's max and sum): one vector accumulator

@@ -1,7 +1,7 @@
 // AMD HSA code object reader (no LLVM): the sections, symbols, kernel descriptors and the NT_AMDGPU_METADATA note
 // of an ELF64 amdgcn object, relocatable (.o) or shared (the loadable code object).
 // Layouts: ELF64 from the System V gABI (elf.h); the kernel descriptor and its bit fields from LLVM's AMDGPUUsage
-// "Kernel Descriptor" tables (code object v5), summarized in shared/reference/amd-kfd.md §5.1-5.2; the note from
+// "Kernel Descriptor" tables (code object v5), summarized in firmware-notes/amd-kfd.md §2-4; the note from
 // AMDGPUUsage "Code Object V3+ Metadata" (note name "AMDGPU", type NT_AMDGPU_METADATA = 32, a msgpack map).
 #pragma once
 #include <cstdint>

@@ -1,7 +1,7 @@
 // cubin_reader: an NVIDIA cubin (the ELF64 that ptxas writes) as typed data: sections, symbols, relocations, the
 // global .nv.info and per kernel its code, constant bank 0, shared memory and .nv.info attributes — what a loader
-// needs to build a launch (reference tinygrad-hcq.md §3.7: program address, registers, stack, parameters' place
-// in constant bank 0).
+// needs to build a launch (what tinygrad's NVProgram reads, tinygrad runtime/ops_nv.py:260-273: program address,
+// registers, stack, parameters' place in constant bank 0; firmware-notes/nvidia-hopper.md §14).
 //
 // .nv.info records: u8 format, u8 attribute, then for format EIFMT_SVAL (4) a u16 size and that many bytes, else a
 // u16 value (EIFMT_NVAL 1: none, EIFMT_BVAL 2, EIFMT_HVAL 3). Attribute ids are the EIATTR_* names NVIDIA's

@@ -1,4 +1,4 @@
-// GPU launch dimensions (tinygrad codegen/gpudims.py, reference §4.5): a kernel's outermost LOOP ranges become
+// GPU launch dimensions (tinygrad codegen/gpudims.py): a kernel's outermost LOOP ranges become
 // thread indices. Each range r of size S is mapped to one hardware dimension d (the innermost range to x, so
 // consecutive threads touch consecutive elements) as r = gidx_d * L_d + lidx_d, where gidx_d (block index) and
 // lidx_d (thread index in the block) are SPECIAL nodes, L_d the local size and ceil(S / L_d) the global size.

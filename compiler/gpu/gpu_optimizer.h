@@ -1,5 +1,5 @@
-// The optimizer's GPU heuristics (tinygrad hand_coded_optimizations, reference §4.3, GPU parts), then the launch
-// dims: a scheduler kernel becomes the GpuKernel the renderers take.
+// The optimizer's GPU heuristics (tinygrad hand_coded_optimizations in codegen/opt/heuristic.py, GPU parts), then
+// the launch dims: a scheduler kernel becomes the GpuKernel the renderers take.
 //  - A kernel with few outputs (<= kMaxGroupedOutputs) and a long reduce (>= kMinGroupedReduce elements) groups its
 //    reduces (compiler/gpu/group_reduce.h): 256 lanes per output when there are at most 64 outputs, else 64, never
 //    more than the reduce is long (rounded down to a power of two) nor than the target's threads per block.

@@ -1,4 +1,4 @@
-// Grouped reductions (tinygrad's GROUP/GROUPTOP with fix_group_for_reduce, reference §4.3–4.4): the lanes of a
+// Grouped reductions (tinygrad's GROUP/GROUPTOP with fix_group_for_reduce, codegen/__init__.py): the lanes of a
 // thread block share one reduction instead of each thread reducing alone, so a kernel with few outputs and a long
 // reduce (a full sum, a row softmax) uses a whole block per output.
 //

@@ -1,5 +1,5 @@
-// LLVM IR renderer: a lowered GPU kernel (compiler/gpu/gpu_dims.h) as LLVM IR text (tinygrad renderer/llvmir.py,
-// reference §4.9). Text only: no LLVM headers, so the renderer builds without LLVM and its output can be checked
+// LLVM IR renderer: a lowered GPU kernel (compiler/gpu/gpu_dims.h) as LLVM IR text (tinygrad renderer/llvmir.py).
+// Text only: no LLVM headers, so the renderer builds without LLVM and its output can be checked
 // in as golden text; compiler/gpu/llvm/amdgpu_compiler.h compiles it in process.
 //
 // The IR computes what the C renderer (compiler/c_renderer.h) computes. render_llvm_ir first lowers the kernel with

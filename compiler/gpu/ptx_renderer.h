@@ -1,5 +1,5 @@
 // PTX renderer: a GPU kernel (compiler/gpu/gpu_dims.h) as PTX text for NVIDIA sm_80 / sm_90 (tinygrad
-// renderer/ptx.py, reference §4.9; instruction forms from NVIDIA's "PTX ISA" manual, version 8.0).
+// renderer/ptx.py; instruction forms from NVIDIA's "PTX ISA" manual, version 8.0).
 // The kernel computes exactly what the C renderer (compiler/c_renderer.h) computes. It takes kernels lowered by
 // lower_late with ptx_lowering_options() (compiler/late_lowering.h, in prepare_gpu_kernel): floor division, the
 // division edge cases, 16-bit float arithmetic, bool buffers, EXP2/LOG2/SIN and POW arrive as plain ops. Then:

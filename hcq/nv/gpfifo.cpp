@@ -43,12 +43,14 @@ GpfifoEntry decode_gpfifo_entry(uint64_t word) {
   return entry;
 }
 
-std::array<SubmitWrite, 2> gpfifo_submit_writes(uint32_t put_index, uint32_t ring_entries, uint32_t work_submit_token) {
+std::array<SubmitWrite, kSubmitSteps> gpfifo_submit_writes(uint32_t put_index, uint32_t ring_entries,
+                                                           uint32_t work_submit_token) {
   if (put_index >= ring_entries) {
     throw std::invalid_argument("GPFIFO submit: put index " + std::to_string(put_index) + " is outside a ring of " +
                                 std::to_string(ring_entries) + " entries; expected it wrapped below the ring size");
   }
-  return {SubmitWrite{SubmitRegion::kUserd, kUserdGpPutOffset, put_index},
+  return {SubmitWrite{SubmitRegion::kFence, 0, 0}, SubmitWrite{SubmitRegion::kUserd, kUserdGpPutOffset, put_index},
+          SubmitWrite{SubmitRegion::kFence, 0, 0},
           SubmitWrite{SubmitRegion::kUsermode, NVC361_NOTIFY_CHANNEL_PENDING, work_submit_token}};
 }
 

@@ -104,6 +104,7 @@ inline constexpr uint32_t NVC361_NOTIFY_CHANNEL_PENDING = 0x90;  // doorbell: wr
 inline constexpr uint32_t NVCBC0_SET_OBJECT = 0x0000;
 inline constexpr uint32_t NVCBC0_WAIT_FOR_IDLE = 0x0110;
 inline constexpr uint32_t NVCBC0_INVALIDATE_SHADER_CACHES = 0x021c;
+inline constexpr uint32_t NVCBC0_INVALIDATE_SKED_CACHES = 0x0298;  // clcbc0.h:386
 inline constexpr uint32_t NVCBC0_SET_SHADER_SHARED_MEMORY_WINDOW_A = 0x02a0;
 inline constexpr uint32_t NVCBC0_SET_SHADER_SHARED_MEMORY_WINDOW_B = 0x02a4;
 inline constexpr uint32_t NVCBC0_SEND_PCAS_A = 0x02b4;

@@ -12,13 +12,16 @@
 #include "compiler/gpu/cubin_reader.h"
 #include "compiler/gpu/ptx_target.h"
 #include "compiler/program.h"
+#include "hcq/nv/cubin_image.h"
 #include "hcq/nv/gpfifo.h"
 #include "hcq/nv/nv_classes.h"
 #include "hcq/nv/nv_commands.h"
+#include "hcq/nv/pushbuffer.h"
 #include "hcq/nv/qmd.h"
 #include "hcq/wait_primitives.h"
 #include "kernel-interface/driver_seams.h"
 #include "kernel-interface/nvidia/mmu_fault_info.h"
+#include "kernel-interface/nvidia/rm_controls.h"
 
 namespace doorbell::nv {
 namespace {
@@ -27,14 +30,17 @@ constexpr uint64_t kSignalSlot = 32;                 // value, timestamp, timest
 constexpr uint64_t kSignalPoolBytes = 64 * 1024;     // 2048 signals
 constexpr uint64_t kPushbufferRingBytes = 4 << 20;   // per channel
 constexpr uint64_t kKernargRingBytes = 16 << 20;
-// tinygrad's shader windows (tinygrad-hcq.md §3.7) and the driver words sm_8x/sm_90 code reads from cbuf0
-// (nv-hopper.md §2.5): shared window at words 6-7, local window at 8-9, 0xfffdc0 at 10-11.
+// tinygrad's shader windows (tinygrad ops_nv.py:685) and the driver words sm_8x/sm_90 code reads from cbuf0
+// (firmware-notes/nvidia-hopper.md §12, §14): shared window at words 6-7, local window at 8-9, 0xfffdc0 at 10-11.
+// The same values are programmed at channel setup (SET_SHADER_*_MEMORY_WINDOW), so code and hardware agree.
 constexpr uint64_t kSharedWindow = 0x729400000000;
 constexpr uint64_t kLocalWindow = 0x729300000000;
+// NVK: "shared memory window needs 4GB alignment on hopper+" (nvk_cmd_dispatch.c, nvk_push_dispatch_state_init).
+static_assert(kSharedWindow % (uint64_t{1} << 32) == 0, "the shared memory window must be 4 GiB aligned on Hopper");
 
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
-// The smallest SM shared memory carveout (32, 64 or 100 KiB) that holds `bytes` (tinygrad-hcq.md §3.7).
+// The smallest SM shared memory carveout (32, 64 or 100 KiB) that holds `bytes` (firmware-notes/nvidia-hopper.md §13).
 uint32_t carveout_for(uint32_t bytes) {
   for (uint32_t kib : {32u, 64u, 100u})
     if (kib * 1024 >= bytes) return kib * 1024;
@@ -97,8 +103,13 @@ NvDevice::NvDevice(std::unique_ptr<kernel_interface::SyscallSeam> seam, int gpu_
   };
   compute_ = make(session_->compute(), "compute");
   copy_ = make(session_->copy(), "copy");
-  // Bind the engine classes to their subchannels once (SET_OBJECT), as every driver does at channel setup.
-  kick(*compute_, encode_set_object(kSubchannelCompute, session_->classes().compute));
+  // Bind the engine classes to their subchannels once (SET_OBJECT), as every driver does at channel setup, and place
+  // the shader memory windows: unset, "the memory window might be in a random place and cause us to fault off into
+  // nowhere" (Mesa NVK, which sets them unconditionally from Volta on; tinygrad ops_nv.py:685-688 at setup).
+  std::vector<uint32_t> setup = encode_set_object(kSubchannelCompute, session_->classes().compute);
+  const std::vector<uint32_t> windows = encode_set_shader_memory_windows(kSharedWindow, kLocalWindow);
+  setup.insert(setup.end(), windows.begin(), windows.end());
+  kick(*compute_, setup);
   kick(*copy_, encode_set_object(kSubchannelCopy, session_->classes().copy));
 }
 
@@ -145,7 +156,11 @@ SubAllocatorPolicy heap_policy(bool system_memory) {
   return p;
 }
 
-constexpr uint64_t kAllocationAlignment = 256;  // cudaMalloc's; QMDs and constant buffers need 256 (clcbc0.h SEND_PCAS)
+// cudaMalloc's alignment, and what cubin images and QMDs need (hcq/nv/cubin_image.h). Requests of a large page or
+// more are aligned to it, as RM placed every allocation before sub-allocation: their TLB entries stay large, and a
+// store whose alignment needs no header states (shader local memory) gets what it always had.
+constexpr uint64_t kAllocationAlignment = 256;
+constexpr uint64_t kLargePage = 2 << 20;
 
 }  // namespace
 
@@ -186,7 +201,8 @@ SubAllocator& NvDevice::heap_locked(bool system_memory) {
 NvMemory NvDevice::alloc_locked(uint64_t size, bool system_memory, std::string_view what) {
   NvMemory m;
   if (suballocate_) {
-    const SubAllocator::Block b = heap_locked(system_memory).alloc(size, kAllocationAlignment, what);
+    const uint64_t alignment = size >= kLargePage ? kLargePage : kAllocationAlignment;
+    const SubAllocator::Block b = heap_locked(system_memory).alloc(size, alignment, what);
     m = NvMemory{static_cast<ki::NvHandle>(b.chunk_handle), b.address, b.size, b.host, system_memory};
   } else {
     m = session_->alloc(size, system_memory);
@@ -369,41 +385,57 @@ std::shared_ptr<const LoadedProgram> NvDevice::load(const UOp& program) {
   const ProgramInfo& info = program_info(program);
   if (info.target != target().name())
     throw std::invalid_argument("NV: program " + info.name + " was compiled for " + info.target + "; expected " + target().name());
-  std::string image;
-  uint32_t registers = 0, shared = static_cast<uint32_t>(info.shared_bytes), param_offset = kSm90ParamOffset, constant0 = 0;
   const uint32_t params = static_cast<uint32_t>(info.buffers + static_cast<int64_t>(info.vars.size()));
+  const std::string& binary = program_binary(program);
+  if (binary.empty() && !emulated())
+    throw std::invalid_argument("NV: program " + info.name + " has no cubin; expected one assembled by ptxas");
+  // The cubin's code, global data and constant banks, and what the launch needs (hcq/nv/cubin_image.h). The emulated
+  // GPU runs the PTX, but takes the cubin's needs when ptxas made one, so it is set up as hardware would be.
+  std::optional<CubinImage> cubin;
+  if (!binary.empty()) cubin = make_cubin_image(binary, info.name);
+  if (cubin && cubin->local_bytes_per_thread > 0) ensure_local_memory(cubin->local_bytes_per_thread);
+  std::string image;
+  NvMemory memory;
   if (emulated()) {
     image = program_source(program);  // the emulated SM interprets the PTX itself (mockgpu/nv/ptx_sm.h)
     image.push_back('\0');
+    memory = alloc(image.size(), /*system_memory=*/false);
   } else {
-    const std::string& binary = program_binary(program);
-    if (binary.empty()) throw std::invalid_argument("NV: program " + info.name + " has no cubin; expected one assembled by ptxas");
-    Cubin cubin = read_cubin(binary);
-    const CubinKernel& k = cubin.kernel(info.name);
-    // What this loader does not set up yet: say so rather than launch code that would fault.
-    if (k.min_stack_size > 0 || k.frame_size > 0)
-      throw std::runtime_error("NV: kernel '" + info.name + "' needs " + std::to_string(std::max(k.min_stack_size, k.frame_size)) +
-                               " bytes of local memory per thread; shader local memory is not set up yet");
-    for (const CubinRelocation& rel : cubin.relocations)
-      if (rel.target == ".text." + info.name)
-        throw std::runtime_error("NV: kernel '" + info.name + "' has relocations in its code (" + rel.section + "); the loader applies none yet");
-    image = binary.substr(k.text_offset, k.text_size);
-    registers = static_cast<uint32_t>(std::max(k.registers, 1));
-    shared = static_cast<uint32_t>(k.shared_bytes);
-    if (k.param_cbank_size != 0 || k.param_cbank_offset != 0) param_offset = k.param_cbank_offset;
-    constant0 = static_cast<uint32_t>(k.constant0_size);
+    memory = alloc(cubin->size, /*system_memory=*/false);
+    image = cubin->bytes_at(memory.va);
   }
-  NvMemory memory = alloc(image.size(), /*system_memory=*/false);
   std::memcpy(memory.cpu, image.data(), image.size());
   auto p = std::make_shared<NvProgram>(info.name, this->name(), memory);
   p->code_address = memory.va;
-  p->code_bytes = static_cast<uint32_t>(image.size());
-  p->registers = registers;
-  p->shared_bytes = shared;
-  p->param_offset = param_offset;
+  p->code_bytes = static_cast<uint32_t>(emulated() ? image.size() : cubin->code_bytes);
+  p->registers = emulated() || !cubin ? 0 : cubin->registers;
+  p->shared_bytes = emulated() || !cubin ? static_cast<uint32_t>(info.shared_bytes) : cubin->shared_bytes;
+  p->param_offset = cubin && !emulated() && cubin->has_param_offset ? cubin->param_offset : kSm90ParamOffset;
   p->param_count = params;
-  p->constant0_bytes = std::max<uint32_t>(constant0, param_offset + 8 * params);
+  p->constant0_bytes = std::max<uint32_t>(emulated() || !cubin ? 0 : cubin->constant0_bytes, p->param_offset + 8 * params);
+  p->local_bytes_per_thread = cubin ? cubin->local_bytes_per_thread : 0;
+  if (cubin && !emulated())
+    for (const CubinConstantBank& b : cubin->constant_banks) p->constant_banks[b.index] = {memory.va + b.offset, b.size};
   return p;
+}
+
+void NvDevice::ensure_local_memory(uint32_t bytes_per_thread) {
+  std::lock_guard lock(submit_mutex_);  // the setup is a compute submission, in order with the others
+  if (bytes_per_thread <= local_bytes_per_thread_) return;
+  // Sized as tinygrad does (ops_nv.py:696-708): every warp slot of every SM of a TPC may hold a warp with a stack,
+  // then one store for all TPCs; granularities 0x200 per warp, 0x8000 per TPC, 0x20000 in all.
+  const uint32_t per_thread = static_cast<uint32_t>(round_up(bytes_per_thread, 32));
+  const ki::NvU32 indices[] = {ki::NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM, ki::NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC,
+                               ki::NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC, ki::NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS};
+  const std::vector<ki::NvU32> gr = session_->gr_info(indices);
+  const uint64_t per_tpc = round_up(round_up(uint64_t{per_thread} * 32, 0x200) * gr.at(0) * gr.at(1), 0x8000);
+  const uint64_t total = round_up(per_tpc * gr.at(2) * gr.at(3), 0x20000);
+  NvMemory store = alloc(total, /*system_memory=*/false);
+  kick(*compute_, encode_set_shader_local_memory(session_->classes().compute, {store.va, per_tpc}));
+  // Counted after the kick above: the old store is freed once the channel passed everything before the new one.
+  if (local_memory_.size != 0) free(local_memory_);
+  local_memory_ = store;
+  local_bytes_per_thread_ = per_thread;
 }
 
 NvDevice::ChannelState& NvDevice::channel_for(std::span<const Command> commands) {
@@ -429,22 +461,69 @@ uint64_t signal_address(const Command& c) {
 
 }  // namespace
 
-template <class Take>
-void NvDevice::encode(std::span<const Command> commands, std::span<void* const> args, std::span<const int64_t> scalars, ChannelState& ch,
-                      std::vector<uint32_t>& words, Take&& take_kernargs) {
-  auto append = [&](const std::vector<uint32_t>& w) { words.insert(words.end(), w.begin(), w.end()); };
-  // The previous exec's QMD while nothing separates it from the next one: the next is chained to it.
-  std::optional<std::pair<QmdLaunch, uint8_t*>> previous;
+const NvProgram& NvDevice::exec_program(const Command& c) const {
+  if (c.program == nullptr) throw std::invalid_argument("NV: exec of a CPU kernel; expected a program loaded on NV");
+  if (c.program->device() != name())
+    throw std::invalid_argument("NV: program '" + c.program->name() + "' was loaded on " + c.program->device());
+  const auto& p = static_cast<const NvProgram&>(*c.program);
+  if (c.buffers_count + c.scalars_count != p.param_count)
+    throw std::invalid_argument("NV: program '" + p.name() + "' takes " + std::to_string(p.param_count) + " parameters, got " +
+                                std::to_string(c.buffers_count) + " buffers and " + std::to_string(c.scalars_count) + " variables");
+  return p;
+}
+
+namespace {
+
+bool has_exec(std::span<const Command> commands) {
+  return std::any_of(commands.begin(), commands.end(), [](const Command& c) { return c.kind == CommandKind::kExec; });
+}
+
+}  // namespace
+
+size_t NvDevice::encoded_words(std::span<const Command> commands, const ChannelState& ch) const {
+  // One case per command, mirroring encode(): what each writes, so the ring piece is reserved before anything is
+  // written and a bad command throws before anything is taken.
+  size_t words = has_exec(commands) ? kInvalidateSkedCachesWords : 0;
+  bool chained = false;  // an exec right after an exec is chained to it by its QMD and takes no method
   for (const Command& c : commands) {
     switch (c.kind) {
+      case CommandKind::kExec:
+        exec_program(c);
+        if (!chained) words += kComputeLaunchWords;
+        chained = true;
+        continue;
+      case CommandKind::kCopy: words += copy_linear_words(c.bytes); break;
+      case CommandKind::kSignal:
+      case CommandKind::kWait:
+      case CommandKind::kTimestamp:
+        signal_address(c);
+        words += kSemaphoreWords;
+        break;
+      case CommandKind::kMemoryBarrier:
+        words += &ch == compute_.get() ? (variant_.wait_for_idle_after_barrier ? kWaitForIdleWords : 0) + kInvalidateShaderCachesWords
+                                        : kHostSysMembarWords;
+        break;
+    }
+    chained = false;
+  }
+  return words;
+}
+
+template <class Take>
+void NvDevice::encode(std::span<const Command> commands, std::span<void* const> args, std::span<const int64_t> scalars, ChannelState& ch,
+                      PushBuffer& pb, Take&& take_kernargs, PatchSites* sites) {
+  const uint32_t gpfifo_class = session_->classes().gpfifo;
+  // QMDs live in recycled memory (the kernel argument ring, or memory another bound queue had): the scheduler must not
+  // launch a copy it cached from an earlier QMD at the same address (NVK sends this at the start of every command
+  // buffer, nvk_cmd_buffer_begin_compute).
+  if (has_exec(commands)) write_invalidate_sked_caches(pb);
+  // The previous exec's QMD while nothing separates it from the next one: the next is chained to it.
+  std::optional<std::pair<QmdLaunch, uint8_t*>> previous;
+  for (size_t index = 0; index < commands.size(); index++) {
+    const Command& c = commands[index];
+    switch (c.kind) {
       case CommandKind::kExec: {
-        if (c.program == nullptr) throw std::invalid_argument("NV: exec of a CPU kernel; expected a program loaded on NV");
-        if (c.program->device() != name())
-          throw std::invalid_argument("NV: program '" + c.program->name() + "' was loaded on " + c.program->device());
-        const auto& p = static_cast<const NvProgram&>(*c.program);
-        if (c.buffers_count + c.scalars_count != p.param_count)
-          throw std::invalid_argument("NV: program '" + p.name() + "' takes " + std::to_string(p.param_count) + " parameters, got " +
-                                      std::to_string(c.buffers_count) + " buffers and " + std::to_string(c.scalars_count) + " variables");
+        const NvProgram& p = exec_program(c);
         const uint64_t cbuf_bytes = round_up(p.constant0_bytes, 64);
         const uint64_t qmd_at = round_up(cbuf_bytes, kQmdAlignment);
         const uint32_t compute_class = session_->classes().compute;
@@ -462,6 +541,7 @@ void NvDevice::encode(std::span<const Command> commands, std::span<void* const> 
         }
         for (uint32_t i = 0; i < c.scalars_count; i++)  // the kernel's variables after its buffers, 8 bytes each
           std::memcpy(piece.cpu + p.param_offset + 8 * (c.buffers_count + i), &scalars[c.scalars_begin + i], 8);
+        if (sites != nullptr) sites->params[index] = piece.cpu + p.param_offset;
         QmdLaunch q;
         q.program_address = p.code_address;
         q.program_prefetch_size = p.code_bytes;
@@ -473,52 +553,74 @@ void NvDevice::encode(std::span<const Command> commands, std::span<void* const> 
         q.register_count = std::max<uint32_t>(p.registers, 1);
         q.constant_buffer0_address = piece.va;
         q.constant_buffer0_size = static_cast<uint32_t>(cbuf_bytes);
+        q.constant_buffers = p.constant_banks;
+        q.shader_local_memory_high_size = p.local_bytes_per_thread;  // where CUDA puts it (tinygrad ops_nv.py:301)
         q.sass_version = ((session_->gpu_arch() >> 4) & 0xf0) | (session_->gpu_arch() & 0xf);
+        apply_launch_variant(variant_, q, {piece.cpu, cbuf_bytes}, p.param_offset);
         uint8_t* qmd_cpu = piece.cpu + qmd_at;
         const std::vector<uint32_t> qmd = encode_qmd(compute_class, q);  // V04 on Hopper, V03 on Ampere/Ada
         std::memcpy(qmd_cpu, qmd.data(), qmd.size() * 4);
         if (previous) {  // chain: the previous grid schedules this one when it completes (tinygrad's QMD chaining)
           previous->first.dependent_qmd_address = piece.va + qmd_at;
+          // Read afresh, never a copy the scheduler cached from an older QMD at this recycled address (the head
+          // QMD's PCAS action is INVALIDATE_COPY_SCHEDULE for the same reason).
+          previous->first.dependent_qmd_action = kDependentQmdActionInvalidateCopySchedule;
           const std::vector<uint32_t> prev = encode_qmd(compute_class, previous->first);
           std::memcpy(previous->second, prev.data(), prev.size() * 4);
         } else {
-          append(encode_compute_launch(piece.va + qmd_at, PcasAction::kInvalidateCopySchedule));
+          write_compute_launch(pb, piece.va + qmd_at, PcasAction::kInvalidateCopySchedule);
         }
         previous = std::make_pair(q, qmd_cpu);
         break;
       }
       case CommandKind::kCopy:
-        append(encode_copy_linear(session_->classes().copy, reinterpret_cast<uintptr_t>(c.dst), reinterpret_cast<uintptr_t>(c.src), c.bytes));
+        write_copy_linear(pb, session_->classes().copy, reinterpret_cast<uintptr_t>(c.dst), reinterpret_cast<uintptr_t>(c.src), c.bytes);
         previous.reset();
         break;
       case CommandKind::kSignal:
-        append(encode_semaphore_release(session_->classes().gpfifo, signal_address(c), c.value, /*with_timestamp=*/true));
+        if (sites != nullptr) sites->payload_word[index] = static_cast<uint32_t>(pb.size() + kSemaphorePayloadWord);
+        write_semaphore_release(pb, gpfifo_class, signal_address(c), c.value, /*with_timestamp=*/true);
         previous.reset();
         break;
       case CommandKind::kWait:
-        append(encode_semaphore_acquire_geq(session_->classes().gpfifo, signal_address(c), c.value));
+        if (sites != nullptr) sites->payload_word[index] = static_cast<uint32_t>(pb.size() + kSemaphorePayloadWord);
+        write_semaphore_acquire_geq(pb, gpfifo_class, signal_address(c), c.value);
         previous.reset();
         break;
       case CommandKind::kTimestamp:
-        append(encode_semaphore_release(session_->classes().gpfifo, signal_address(c) + 16, 0, /*with_timestamp=*/true));
+        write_semaphore_release(pb, gpfifo_class, signal_address(c) + 16, 0, /*with_timestamp=*/true);
         previous.reset();
         break;
       case CommandKind::kMemoryBarrier:
-        append(&ch == compute_.get() ? encode_invalidate_shader_caches() : encode_host_sys_membar());
+        if (&ch == compute_.get()) {
+          // The chain is broken here and the next grid is a fresh SEND_PCAS, which nothing orders after the grids
+          // before it: wait for them (WAIT_FOR_IDLE, clcbc0.h:52), then drop the caches so the next grid reads
+          // their writes. INVALIDATE_SHADER_CACHES_NO_WFI alone waits for nothing. The device check's experiment d
+          // turns the wait off (NvLaunchVariant) to see whether hardware needs it.
+          if (variant_.wait_for_idle_after_barrier) write_wait_for_idle(pb);
+          write_invalidate_shader_caches(pb);
+        } else {
+          write_host_sys_membar(pb);
+        }
         previous.reset();
         break;
     }
   }
 }
 
-void NvDevice::kick(ChannelState& ch, const std::vector<uint32_t>& words, const NvMemory* bound, uint32_t bound_words) {
+template <class Write>
+void NvDevice::kick(ChannelState& ch, size_t words, Write&& write, const NvMemory* bound, uint32_t bound_words) {
   auto wait = [&](uint64_t count) { ch.progress->wait(count); };
-  const uint64_t count = ++ch.submissions;
-  const auto release = encode_semaphore_release(session_->classes().gpfifo, ch.progress->device_address(), count, false);
-  const size_t total = words.size() + release.size();
-  UploadRing::Piece pb = ch.pushbuffers->take(total * 4, 4, wait);
-  if (!words.empty()) std::memcpy(pb.cpu, words.data(), words.size() * 4);  // a bound queue's kick brings none
-  std::memcpy(pb.cpu + words.size() * 4, release.data(), release.size() * 4);
+  const uint64_t count = ch.submissions + 1;  // counted once written: a write that throws submits nothing
+  const size_t total = words + kSemaphoreWords;
+  UploadRing::Piece piece = ch.pushbuffers->take(total * 4, 4, wait);
+  PushBuffer pb(std::span<uint32_t>(reinterpret_cast<uint32_t*>(piece.cpu), total));
+  write(pb);  // the commands, encoded in place (a bound queue's kick brings none)
+  write_semaphore_release(pb, session_->classes().gpfifo, ch.progress->device_address(), count, false);
+  if (pb.size() != total)
+    throw std::logic_error("NV: the " + ch.name + " channel's submission declared " + std::to_string(total) + " words and wrote " +
+                           std::to_string(pb.size()));
+  ch.submissions = count;
   ch.pushbuffers->close(count);
   NvChannel& c = *ch.channel;
   auto entry_space = [&]() {  // two free entries: the GPU's read pointer must not be overtaken by a lap
@@ -530,47 +632,54 @@ void NvDevice::kick(ChannelState& ch, const std::vector<uint32_t>& words, const 
     if (monotonic_ns() > deadline) throw std::runtime_error("NV: the " + ch.name + " channel's GPFIFO stayed full for " + std::to_string(kDefaultWaitTimeout.count()) + " ms");
     std::this_thread::yield();
   }
-  if (bound != nullptr) {
+  if (bound != nullptr && bound_words != 0) {
     c.ring[ch.put] = encode_gpfifo_entry({bound->va, bound_words, true, false});
     ch.put = (ch.put + 1) % c.ring_entries;
   }
-  c.ring[ch.put] = encode_gpfifo_entry({pb.va, static_cast<uint32_t>(total), true, false});
+  c.ring[ch.put] = encode_gpfifo_entry({piece.va, static_cast<uint32_t>(total), true, false});
   ch.put = (ch.put + 1) % c.ring_entries;
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // entries and pushbuffer before GPPut and the doorbell
+  // Fence, GPPut, fence, doorbell (gpfifo_submit_writes): the pushbuffer and entries before GPPut, GPPut before the
+  // doorbell (USERD may be write-combined, the usermode page is uncached; UVM puts wmb() between the two).
   for (const SubmitWrite& w : gpfifo_submit_writes(ch.put, c.ring_entries, c.token)) {
-    if (w.region == SubmitRegion::kUserd) {
-      std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(c.userd + w.offset)).store(w.value, std::memory_order_release);
-    } else {
-      *session_->doorbell() = w.value;  // the usermode register: uncached MMIO on hardware
+    switch (w.region) {
+      case SubmitRegion::kFence: std::atomic_thread_fence(std::memory_order_seq_cst); break;
+      case SubmitRegion::kUserd:
+        std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(c.userd + w.offset)).store(w.value, std::memory_order_release);
+        break;
+      case SubmitRegion::kUsermode: *session_->doorbell() = w.value; break;  // the usermode register: uncached MMIO
     }
   }
+}
+
+void NvDevice::kick(ChannelState& ch, const std::vector<uint32_t>& words) {
+  kick(ch, words.size(), [&](PushBuffer& pb) {
+    if (!words.empty()) pb.append_encoded(words);
+  });
 }
 
 void NvDevice::submit(const HWQueue& queue) {
   std::lock_guard lock(submit_mutex_);
   ChannelState& ch = channel_for(queue.commands());
-  std::vector<uint32_t> words;
+  const size_t words = encoded_words(queue.commands(), ch);
   auto take = [&](uint64_t bytes, uint64_t align) {
     return kernargs_->take(bytes, align, [&](uint64_t count) { compute_->progress->wait(count); });
   };
-  encode(queue.commands(), queue.buffers(), queue.scalars(), ch, words, take);
-  // What it took belongs to the submission about to be kicked (only compute queues take kernel arguments).
-  if (&ch == compute_.get()) kernargs_->close(compute_->submissions + 1);
-  kick(ch, words);
+  kick(ch, words, [&](PushBuffer& pb) { encode(queue.commands(), queue.buffers(), queue.scalars(), ch, pb, take, nullptr); });
+  // What it took belongs to the submission just kicked (only compute queues take kernel arguments).
+  if (&ch == compute_.get()) kernargs_->close(compute_->submissions);
 }
 
 namespace {
 
-// A queue bound into device memory: its pushbuffer and kernel arguments, encoded once, and the commands they were
-// encoded from (a patch changes the commands; submit_bound re-encodes into the same memory then).
+// A queue bound into device memory: its pushbuffer and kernel arguments, encoded once, and where its patch points
+// sit in them. A patch rewrites only those words, once the GPU is done with the previous run of the queue.
 struct NvBoundQueue : BoundQueue {
   NvMemory pushbuffer{}, kernargs{};
   uint32_t words = 0;
   NvDevice::ChannelState* channel = nullptr;
-  std::vector<Command> encoded_commands;
-  std::vector<void*> encoded_buffers;
-  std::vector<int64_t> encoded_scalars;
-  uint64_t last_submission = 0;
+  Signal* progress = nullptr;  // the channel's
+  NvDevice::PatchSites sites;
+  std::atomic<uint64_t> last_submission{0};
   NvDevice* device = nullptr;
   // The queue may outlive its device (HWQueue holds this, not the device): then the device's teardown already freed
   // the pushbuffer and kernel arguments with everything else, and `device` must not be touched.
@@ -583,28 +692,44 @@ struct NvBoundQueue : BoundQueue {
     } catch (const std::exception&) {
     }
   }
+
+  // The GPU reads these words while a run of the queue is in flight: wait until the channel passed its last run.
+  void wait_for_previous_run(const char* what) const {
+    if (!device_life->alive.load(std::memory_order_acquire))
+      throw std::logic_error(std::string("HWQueue::") + what + ": the queue was bound to " + device_life->name +
+                             ", which has been destroyed (and its bound copy with it)");
+    const uint64_t last = last_submission.load(std::memory_order_acquire);
+    try {
+      progress->wait(last);
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(std::string("HWQueue::") + what + " on " + device_life->name + ": the previous run of the bound queue (" +
+                               progress->name() + " submission " + std::to_string(last) +
+                               ") has not completed, so its words cannot be rewritten under the GPU: " + e.what());
+    }
+  }
+  static void store64(uint8_t* at, uint64_t value) {
+    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(at)).store(static_cast<uint32_t>(value), std::memory_order_relaxed);
+    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(at + 4)).store(static_cast<uint32_t>(value >> 32), std::memory_order_relaxed);
+  }
+
+  void patch_value(size_t command, uint64_t value) override {
+    wait_for_previous_run("patch_value");
+    BoundQueue::patch_value(command, value);
+    store64(pushbuffer.cpu + 4 * uint64_t{sites.payload_word[command]}, value);  // SEM_PAYLOAD_LO, SEM_PAYLOAD_HI
+  }
+  void patch_buffer(size_t command, size_t slot, void* buffer) override {
+    wait_for_previous_run("patch_buffer");
+    BoundQueue::patch_buffer(command, slot, buffer);
+    store64(sites.params[command] + 8 * slot, reinterpret_cast<uintptr_t>(buffer));  // its parameter in cbuf 0
+  }
+  void patch_scalar(size_t command, size_t slot, int64_t value) override {
+    wait_for_previous_run("patch_scalar");
+    BoundQueue::patch_scalar(command, slot, value);
+    store64(sites.params[command] + 8 * (uint64_t{commands[command].buffers_count} + slot), static_cast<uint64_t>(value));
+  }
 };
 
-bool same_commands(const std::vector<Command>& a, std::span<const Command> b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Command)) == 0;
-}
-
 }  // namespace
-
-std::vector<uint32_t> NvDevice::encode_bound(std::span<const Command> commands, std::span<void* const> args,
-                                             std::span<const int64_t> scalars, ChannelState& ch,
-                                             const NvMemory& kernargs) {
-  std::vector<uint32_t> words;
-  uint64_t used = 0;
-  auto take = [&](uint64_t bytes, uint64_t align) {
-    used = round_up(used, align);
-    UploadRing::Piece p{kernargs.cpu + used, kernargs.va + used};
-    used += bytes;
-    return p;
-  };
-  encode(commands, args, scalars, ch, words, take);
-  return words;
-}
 
 std::shared_ptr<BoundQueue> NvDevice::bind(const HWQueue& queue) {
   std::lock_guard lock(submit_mutex_);
@@ -612,41 +737,49 @@ std::shared_ptr<BoundQueue> NvDevice::bind(const HWQueue& queue) {
   b->device = this;
   b->device_life = life();
   b->channel = &channel_for(queue.commands());
+  b->progress = b->channel->progress;
   b->commands.assign(queue.commands().begin(), queue.commands().end());
   b->buffers.assign(queue.buffers().begin(), queue.buffers().end());
   b->scalars.assign(queue.scalars().begin(), queue.scalars().end());
+  const size_t words = encoded_words(b->commands, *b->channel);
   uint64_t kernarg_bytes = 0;
   for (const Command& c : b->commands)
-    if (c.kind == CommandKind::kExec && c.program != nullptr)
+    if (c.kind == CommandKind::kExec)
       kernarg_bytes += round_up(round_up(static_cast<const NvProgram*>(c.program)->constant0_bytes, 64), kQmdAlignment) +
                        qmd_words(session_->classes().compute) * 4 + kQmdAlignment;
   if (kernarg_bytes) b->kernargs = alloc(kernarg_bytes, true);
-  std::vector<uint32_t> words = encode_bound(b->commands, b->buffers, b->scalars, *b->channel, b->kernargs);
-  b->pushbuffer = alloc(std::max<uint64_t>(words.size() * 4, 4), true);
-  std::memcpy(b->pushbuffer.cpu, words.data(), words.size() * 4);
-  b->words = static_cast<uint32_t>(words.size());
-  b->encoded_commands = b->commands;
-  b->encoded_buffers = b->buffers;
-  b->encoded_scalars = b->scalars;
+  b->pushbuffer = alloc(std::max<uint64_t>(words * 4, 4), true);
+  b->words = static_cast<uint32_t>(words);
+  b->sites.payload_word.assign(b->commands.size(), 0);
+  b->sites.params.assign(b->commands.size(), nullptr);
+  if (words != 0) {
+    uint64_t used = 0;  // the kernel arguments and QMDs laid out from the start of b->kernargs
+    auto take = [&](uint64_t bytes, uint64_t align) {
+      used = round_up(used, align);
+      UploadRing::Piece p{b->kernargs.cpu + used, b->kernargs.va + used};
+      used += bytes;
+      return p;
+    };
+    PushBuffer pb(std::span<uint32_t>(reinterpret_cast<uint32_t*>(b->pushbuffer.cpu), words));
+    encode(b->commands, b->buffers, b->scalars, *b->channel, pb, take, &b->sites);
+    if (pb.size() != words) throw std::logic_error("NV: a bound queue declared " + std::to_string(words) + " words and wrote " + std::to_string(pb.size()));
+  }
   return b;
+}
+
+NvDevice::BoundMemory NvDevice::bound_memory(const BoundQueue& queue) const {
+  const auto* b = dynamic_cast<const NvBoundQueue*>(&queue);
+  if (b == nullptr || b->device != this) throw std::invalid_argument("NV: bound_memory of a queue bound to another device");
+  return {b->pushbuffer, b->kernargs, b->words};
 }
 
 void NvDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {
   std::lock_guard lock(submit_mutex_);
   auto* b = const_cast<NvBoundQueue*>(dynamic_cast<const NvBoundQueue*>(queue.get()));
   if (b == nullptr || b->device != this) throw std::invalid_argument("NV: submit_bound of a queue bound to another device");
-  if (!same_commands(b->encoded_commands, b->commands) || b->encoded_buffers != b->buffers || b->encoded_scalars != b->scalars) {
-    // Patched since it was encoded: rewrite the words in place once the GPU is done with the previous run.
-    b->channel->progress->wait(b->last_submission);
-    std::vector<uint32_t> words = encode_bound(b->commands, b->buffers, b->scalars, *b->channel, b->kernargs);
-    if (words.size() != b->words) throw std::logic_error("NV: a patched bound queue encoded to a different length");
-    std::memcpy(b->pushbuffer.cpu, words.data(), words.size() * 4);
-    b->encoded_commands = b->commands;
-    b->encoded_buffers = b->buffers;
-    b->encoded_scalars = b->scalars;
-  }
-  kick(*b->channel, {}, &b->pushbuffer, b->words);
-  b->last_submission = b->channel->submissions;
+  // Patches were written in place (NvBoundQueue::patch_*): nothing is encoded here, one GP entry runs the bound words.
+  kick(*b->channel, 0, [](PushBuffer&) {}, &b->pushbuffer, b->words);
+  b->last_submission.store(b->channel->submissions, std::memory_order_release);
 }
 
 }  // namespace doorbell::nv

@@ -3,7 +3,11 @@
 // write. Kernels launch by QMD (V04 on Hopper) with their parameters in constant bank 0; back-to-back kernels chain
 // (the first QMD schedules the next when it completes); signals are semaphore releases with timestamps, waits are
 // semaphore acquires (circular >= on 64 bits). A queue runs on one channel: with copies on the copy engine's, else
-// on the compute engine's (tinygrad's split into compute and copy queues).
+// on the compute engine's (tinygrad's split into compute and copy queues). Every command has a declared size and is
+// encoded once, in place, into space reserved for it (nv_commands.h); a bound queue lives in its own memory and its
+// patches rewrite only the recorded words there (a semaphore's payload, a parameter in cbuf 0), after its previous
+// run. Ordering: each compute submission starts with INVALIDATE_SKED_CACHES and chained QMDs are read afresh (their
+// memory is recycled); a memory barrier between grids waits for idle; GPPut and the doorbell are fenced apart.
 //
 // Memory: pushbuffers and kernel arguments are written into rings of GPU-visible host memory; a region is reused
 // once the submission that used it has completed (each submission ends with a release of the channel's progress
@@ -32,7 +36,9 @@
 #include "hcq/device.h"
 #include "hcq/hw_queue.h"
 #include "hcq/nv/nv_program.h"
+#include "hcq/nv/pushbuffer.h"
 #include "hcq/nv/nv_session.h"
+#include "hcq/nv/nv_variants.h"
 #include "hcq/suballocator.h"
 #include "ir/uop.h"
 
@@ -81,9 +87,9 @@ class NvDevice final : public Device {
   std::string ptx_target() const;
   NvSession& session() { return *session_; }
 
-  // Video memory (default) or GPU-visible host memory, mapped for the host too, 256-byte aligned: a block of one of
-  // the device's two sub-allocators (hcq/suballocator.h; chunks from RM), or with sub-allocation off an RM
-  // allocation of its own. `memory.handle` is the RM allocation it lies in; the device knows it by `memory.va`.
+  // Video memory (default) or GPU-visible host memory, mapped for the host too, 256-byte aligned (2 MiB-aligned
+  // from 2 MiB on): a block of one of the device's two sub-allocators (hcq/suballocator.h; chunks from RM), or with
+  // sub-allocation off an RM allocation of its own. `memory.handle` is the RM allocation it lies in; the device knows it by `memory.va`.
   // Throws OutOfDeviceMemory naming the request, what is free and RM's answer.
   NvMemory alloc(uint64_t size, bool system_memory = false);
   // Lets the memory go: freed at once when no submitted command may touch it, else once the work submitted so far
@@ -115,6 +121,14 @@ class NvDevice final : public Device {
 
   bool separate_copy_queue() const override { return true; }
 
+  // What a queue bound to this device runs from: its pushbuffer (`words` long) and its kernel arguments and QMDs
+  // (size 0 without execs). Throws std::invalid_argument for a queue bound to another device.
+  struct BoundMemory {
+    NvMemory pushbuffer, kernargs;
+    uint32_t words = 0;
+  };
+  BoundMemory bound_memory(const BoundQueue& queue) const;
+
   void submit(const HWQueue& queue) override;
   std::shared_ptr<BoundQueue> bind(const HWQueue& queue) override;
   void submit_bound(std::shared_ptr<const BoundQueue> queue) override;
@@ -125,7 +139,18 @@ class NvDevice final : public Device {
   // the device's signals polls it.
   std::string fault_report() const;
 
+  // How later submissions launch (hcq/nv/nv_variants.h); for experiments on a fresh device, not for use mid-stream.
+  void set_launch_variant(const NvLaunchVariant& variant) { variant_ = variant; }
+  const NvLaunchVariant& launch_variant() const { return variant_; }
+
   struct ChannelState;  // defined in nv_device.cpp
+  // Where a bound queue's patch points were encoded, by command index: a signal's or wait's SEM_PAYLOAD_LO word in its
+  // pushbuffer (PAYLOAD_HI follows), and an exec's first parameter in its constant bank 0 (8 bytes per parameter:
+  // buffers, then scalars).
+  struct PatchSites {
+    std::vector<uint32_t> payload_word;
+    std::vector<uint8_t*> params;
+  };
 
  protected:
   SignalPlacement place_signal() override;
@@ -138,18 +163,23 @@ class NvDevice final : public Device {
   NvDevice(std::unique_ptr<kernel_interface::SyscallSeam> seam, int gpu_index);
 
   ChannelState& channel_for(std::span<const Command> commands);
-  // Appends the queue's methods to `words`; kernel arguments and QMDs go to `take_kernargs`.
+  // The exec's program, checked: loaded on this device, with as many parameters as the command has.
+  const NvProgram& exec_program(const Command& c) const;
+  // The pushbuffer words encode() writes for `commands` (each command's declared size); throws for a command that
+  // cannot be encoded, before anything is taken from a ring.
+  size_t encoded_words(std::span<const Command> commands, const ChannelState& ch) const;
+  // Writes the queue's methods into `pb` (reserved in place: a ring piece or a bound pushbuffer); kernel arguments and
+  // QMDs go to `take_kernargs`. With `sites`, records where each signal's/wait's payload and each exec's parameters
+  // were written (sized to the commands by the caller).
   template <class Take>
   void encode(std::span<const Command> commands, std::span<void* const> args, std::span<const int64_t> scalars, ChannelState& ch,
-              std::vector<uint32_t>& words,
-              Take&& take_kernargs);
-  // The words of a bound queue, its kernel arguments and QMDs laid out from the start of `kernargs`.
-  std::vector<uint32_t> encode_bound(std::span<const Command> commands, std::span<void* const> args,
-                                     std::span<const int64_t> scalars, ChannelState& ch,
-                                     const NvMemory& kernargs);
-  // Copies `words` into the channel's pushbuffer ring, appends the progress release and rings the doorbell.
-  void kick(ChannelState& ch, const std::vector<uint32_t>& words, const NvMemory* bound_pushbuffer = nullptr,
-            uint32_t bound_words = 0);
+              PushBuffer& pb, Take&& take_kernargs, PatchSites* sites);
+  // Takes `words` plus the progress release from the channel's pushbuffer ring, lets `write` fill the words in place,
+  // appends the progress release and rings the doorbell; a bound queue's words run first from their own GP entry.
+  template <class Write>
+  void kick(ChannelState& ch, size_t words, Write&& write, const NvMemory* bound_pushbuffer = nullptr, uint32_t bound_words = 0);
+  // One-off setup methods encoded elsewhere (SET_OBJECT at bring-up).
+  void kick(ChannelState& ch, const std::vector<uint32_t>& words);
 
   std::unique_ptr<kernel_interface::SyscallSeam> seam_;  // destroyed after the session, which closes its fds on it
   std::unique_ptr<NvSession> session_;
@@ -157,6 +187,12 @@ class NvDevice final : public Device {
   std::optional<UploadRing> kernargs_;
   uint32_t signals_used_ = 0;
   std::unique_ptr<ChannelState> compute_, copy_;
+  NvLaunchVariant variant_{};
+  // Shader local memory (stacks and spills): grown for a loaded kernel that needs more per thread than the current
+  // store holds, the old store retired once the compute channel passed the work before it.
+  void ensure_local_memory(uint32_t bytes_per_thread);
+  NvMemory local_memory_{};
+  uint32_t local_bytes_per_thread_ = 0;
   // Frees the retired memory both channels are done with; memory_mutex_ held.
   void free_retired_locked();
 

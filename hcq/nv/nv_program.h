@@ -3,15 +3,17 @@
 // from the cubin, compiler/gpu/cubin_reader.h); on the emulated GPU (MOCKGPU=1) the "code" is the PTX text itself,
 // NUL-terminated, which the emulated SM interprets (mockgpu/nv/ptx_sm.h). Everything else is the same bytes.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 
 #include "hcq/hw_queue.h"
 #include "hcq/nv/nv_session.h"
+#include "hcq/nv/qmd.h"
 
 namespace doorbell::nv {
 
-// Where sm_90 code reads its parameters in constant bank 0 (EIATTR_PARAM_CBANK, nv-hopper.md §2.5).
+// Where sm_90 code reads its parameters in constant bank 0 (EIATTR_PARAM_CBANK, firmware-notes/nvidia-hopper.md §14).
 inline constexpr uint32_t kSm90ParamOffset = 0x210;
 
 class NvProgram final : public LoadedProgram {
@@ -28,6 +30,9 @@ class NvProgram final : public LoadedProgram {
   uint32_t param_offset = kSm90ParamOffset;
   uint32_t param_count = 0;       // 8-byte pointer parameters data0..
   uint32_t constant0_bytes = 0;   // size of constant bank 0: driver words, then the parameters
+  // Banks 1..7 the code reads (the cubin's .nv.constantN, uploaded after the code); entry 0 stays empty.
+  std::array<QmdConstantBuffer, kQmdConstantBuffers> constant_banks{};
+  uint32_t local_bytes_per_thread = 0;  // the QMD's SHADER_LOCAL_MEMORY_HIGH_SIZE; 0 without a stack
 
  private:
   std::string name_, device_;

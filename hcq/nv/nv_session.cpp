@@ -16,7 +16,7 @@ namespace {
 
 using namespace ki;
 
-// tinygrad's layout (tinygrad-hcq.md §3.3-3.4): the GPFIFO area (both rings and both USERDs) at the bottom of the
+// tinygrad's layout (ops_nv.py:613-620): the GPFIFO area (both rings and both USERDs) at the bottom of the
 // low VA range, UVM's per-channel ranges above it, then everything this session allocates.
 constexpr uint64_t kLowVaBase = 0x1000000000;
 constexpr uint64_t kGpfifoAreaSize = 0x300000;
@@ -58,7 +58,7 @@ NvSession::NvSession(kernel_interface::SyscallSeam& seam, int gpu_index)
   try {
     uvm_->mm_initialize(uvm_fd2_.get());
   } catch (const NvStatusError&) {
-    // tinygrad ignores a failing UVM_MM_INITIALIZE too (tinygrad-hcq.md §3.1 step 4)
+    // tinygrad ignores a failing UVM_MM_INITIALIZE too (tinygrad ops_nv.py:399-400)
   }
   const auto cards = rm_->card_info();
   if (cards.empty()) throw std::runtime_error("NV: the driver reports no GPU (NV_ESC_CARD_INFO)");
@@ -141,8 +141,8 @@ void NvSession::stop_channels() {
   }
 }
 
-// RM's debugger object for the compute object, as tinygrad makes one (tinygrad-hcq.md §3.4): RM records an SM's MMU
-// fault against the compute context and this object reads it back (firmware-notes/nvidia-hopper.md, "Faults"). It
+// RM's debugger object for the compute object, as tinygrad makes one (ops_nv.py:651-653): RM records an SM's MMU
+// fault against the compute context and this object reads it back (firmware-notes/nvidia-hopper.md §16). It
 // serves diagnostics only, so a GPU or driver that refuses it leaves the device usable and says why in fault reports.
 void NvSession::make_debugger(const std::vector<NvU32>& offered) {
   if (std::find(offered.begin(), offered.end(), GT200_DEBUGGER) == offered.end()) {

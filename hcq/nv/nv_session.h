@@ -1,4 +1,4 @@
-// The driver side of an NVIDIA device: tinygrad's bring-up sequence (tinygrad-hcq.md §3.1-3.4) through the RM and
+// The driver side of an NVIDIA device: tinygrad's bring-up sequence (ops_nv.py:384-414, 590-666) through the RM and
 // UVM wrappers (kernel-interface/nvidia), on any SyscallSeam: the kernel's (LinuxSyscalls) or an emulated driver's
 // (kernel-interface/driver_seams.h). It opens the driver, checks its version, makes the device, subdevice, VA space,
 // usermode (doorbell) mapping, channel group, context share, two GPFIFO channels (compute and copy) with their
@@ -38,7 +38,7 @@ struct NvChannel {
   uint32_t token = 0;          // written to the usermode doorbell
 };
 
-// The classes a session drives, the newest the GPU offers: Hopper, else Ada/Ampere (tinygrad-hcq.md §3.2).
+// The classes a session drives, the newest offered: Hopper, else Ada/Ampere (firmware-notes/nvidia-hopper.md §4).
 struct NvClasses {
   uint32_t gpfifo = 0;    // HOPPER_CHANNEL_GPFIFO_A or AMPERE_CHANNEL_GPFIFO_A
   uint32_t compute = 0;   // HOPPER_COMPUTE_A, ADA_COMPUTE_A or AMPERE_COMPUTE_B
@@ -77,6 +77,8 @@ class NvSession {
   // more from them (a kernel running on one is abandoned). Memory stays allocated. The destructor does this first.
   void stop_channels();
   ki::NvRm& rm() { return *rm_; }
+  // NV2080_CTRL_CMD_GR_GET_INFO on the subdevice: one value per NV2080_CTRL_GR_INFO_INDEX_* asked.
+  std::vector<ki::NvU32> gr_info(std::span<const ki::NvU32> indices) { return rm_->gr_info(subdevice_, indices); }
 
  private:
   NvMemory alloc_at(uint64_t size, uint64_t va, bool system_memory);

@@ -68,30 +68,42 @@ PushBuffer::PushBuffer(size_t capacity_words) : capacity_(capacity_words) {
   }
 }
 
+PushBuffer::PushBuffer(std::span<uint32_t> memory) : capacity_(memory.size()), external_(memory.data()) {
+  if (memory.empty() || memory.size() > kMaxPushbufferWords) {
+    throw std::invalid_argument("PushBuffer: external memory of " + std::to_string(memory.size()) + " words; expected 1.." +
+                                std::to_string(kMaxPushbufferWords) + " (the most one GPFIFO entry can fetch)");
+  }
+}
+
 void PushBuffer::reserve(size_t words) {
   if (open_) {
     throw std::logic_error("PushBuffer: reserve(" + std::to_string(words) +
                            ") while a reservation is still open; commit() it first");
   }
-  if (words > capacity_ - words_.size()) {
+  if (words > capacity_ - size_) {
     throw std::length_error("PushBuffer: reserving " + std::to_string(words) + " words with " +
-                            std::to_string(words_.size()) + " of " + std::to_string(capacity_) +
+                            std::to_string(size_) + " of " + std::to_string(capacity_) +
                             " used would exceed the capacity");
   }
   open_ = true;
-  reservation_start_ = words_.size();
-  reservation_end_ = words_.size() + words;
+  reservation_start_ = size_;
+  reservation_end_ = size_ + words;
 }
 
 void PushBuffer::append(uint32_t word) {
   if (!open_) {
     throw std::logic_error("PushBuffer: write outside a reservation; call reserve() first");
   }
-  if (words_.size() >= reservation_end_) {
-    throw std::length_error("PushBuffer: writing word " + std::to_string(words_.size() + 1) +
+  if (size_ >= reservation_end_) {
+    throw std::length_error("PushBuffer: writing word " + std::to_string(size_ + 1) +
                             " exceeds the reservation, which ends at " + std::to_string(reservation_end_) + " words");
   }
-  words_.push_back(word);
+  if (external_ != nullptr) {
+    external_[size_] = word;
+  } else {
+    words_.push_back(word);
+  }
+  ++size_;
 }
 
 void PushBuffer::header(SecOp op, uint32_t subchannel, uint32_t method_offset, uint32_t count) {
@@ -121,8 +133,8 @@ void PushBuffer::commit() {
     throw std::logic_error("PushBuffer: commit() while method " + hex(owing_method_) + " still expects " +
                            std::to_string(data_owed_) + " data words");
   }
-  if (words_.size() != reservation_end_) {
-    throw std::logic_error("PushBuffer: commit() after writing " + std::to_string(words_.size() - reservation_start_) +
+  if (size_ != reservation_end_) {
+    throw std::logic_error("PushBuffer: commit() after writing " + std::to_string(size_ - reservation_start_) +
                            " of the " + std::to_string(reservation_end_ - reservation_start_) +
                            " reserved words; expected all of them");
   }
@@ -166,9 +178,19 @@ void PushBuffer::immediate(uint32_t subchannel, uint32_t method_offset, uint32_t
   commit();
 }
 
+void PushBuffer::append_encoded(std::span<const uint32_t> words) {
+  decode_pushbuffer(words);  // every header's data is there
+  reserve(words.size());
+  for (uint32_t word : words) append(word);
+  commit();
+}
+
 const std::vector<uint32_t>& PushBuffer::words() const {
   if (open_) {
     throw std::logic_error("PushBuffer: words() while a reservation is open; commit() it first");
+  }
+  if (external_ != nullptr) {
+    throw std::logic_error("PushBuffer: words() of a writer into external memory; its words are in that memory");
   }
   return words_;
 }
@@ -177,6 +199,7 @@ std::vector<uint32_t> PushBuffer::take() {
   words();  // the same check
   std::vector<uint32_t> out = std::move(words_);
   words_.clear();
+  size_ = 0;
   return out;
 }
 

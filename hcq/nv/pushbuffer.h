@@ -3,6 +3,9 @@
 // the spirit of Mesa's nv_push.h (reserve space, write, commit), but every mistake throws instead of asserting: more
 // words than reserved, data without a header, a header whose data is missing, a method offset that is not
 // 4-aligned or beyond the 12-bit dword address, a count or an immediate that does not fit 13 bits.
+// It writes either into words it owns (the encoders' test helpers) or straight into external memory such as a piece of
+// a device's pushbuffer ring (as Mesa's nv_push and RADV's radv_cs write into the mapped command buffer), so the
+// device encodes each command once, in place, within the size the command declared.
 // The decoder reads the same headers back; the mock GPU and the tests use it.
 #pragma once
 #include <cstddef>
@@ -36,6 +39,9 @@ uint32_t method_header(SecOp op, uint32_t subchannel, uint32_t method_offset, ui
 class PushBuffer {
  public:
   explicit PushBuffer(size_t capacity_words = kMaxPushbufferWords);
+  // Writes into `memory` (capacity: its size), which must outlive the writer; words() is then unavailable, the words
+  // are memory[0, size()).
+  explicit PushBuffer(std::span<uint32_t> memory);
 
   // Space: reserve(n) opens room for exactly n words (headers and data), write()/header() fill it, commit() closes
   // it. Only one reservation is open at a time; commit() throws unless exactly n words were written and the last
@@ -53,10 +59,13 @@ class PushBuffer {
   void non_inc(uint32_t subchannel, uint32_t method_offset, std::span<const uint32_t> data);
   void one_inc(uint32_t subchannel, uint32_t method_offset, std::span<const uint32_t> data);
   void immediate(uint32_t subchannel, uint32_t method_offset, uint32_t value);
+  // Whole methods encoded elsewhere (a vector from an encode_* helper): reserved, copied and committed. Throws
+  // std::invalid_argument, writing nothing, unless `words` decode to complete methods.
+  void append_encoded(std::span<const uint32_t> words);
 
-  size_t size() const { return words_.size(); }
+  size_t size() const { return size_; }
   size_t capacity() const { return capacity_; }
-  // The committed words; throws std::logic_error while a reservation is open.
+  // The committed words; throws std::logic_error while a reservation is open or when writing into external memory.
   const std::vector<uint32_t>& words() const;
   std::vector<uint32_t> take();
 
@@ -65,10 +74,12 @@ class PushBuffer {
   void append(uint32_t word);
 
   size_t capacity_;
-  std::vector<uint32_t> words_;
+  std::vector<uint32_t> words_;  // owned words, when external_ is null
+  uint32_t* external_ = nullptr;
+  size_t size_ = 0;
   bool open_ = false;
   size_t reservation_start_ = 0;
-  size_t reservation_end_ = 0;  // words_.size() when the open reservation is full
+  size_t reservation_end_ = 0;  // size_ when the open reservation is full
   uint32_t data_owed_ = 0;      // data words the last header still expects
   uint32_t owing_method_ = 0;   // that header's method, for errors
 };

@@ -33,6 +33,8 @@ struct QmdLayout {
   BitField constant_buffer_valid0, constant_buffer_invalidate0, constant_buffer_addr_lower0,
       constant_buffer_addr_upper0, constant_buffer_size_shifted4_0;
   uint32_t constant_buffer_addr_shift;
+  // Bit strides of the indexed (i) forms of the fields above: VALID(i), INVALIDATE(i); ADDR and SIZE step by 64.
+  uint32_t constant_buffer_valid_stride, constant_buffer_invalidate_stride;
   ReleaseFields release[kQmdReleases];
   BitField dependent_qmd0_enable, dependent_qmd0_action, dependent_qmd0_prefetch, dependent_qmd0_pointer;
   BitField shader_local_memory_low_size, shader_local_memory_high_size, sass_version;
@@ -47,7 +49,6 @@ constexpr uint32_t kCwdMembarTypeL1Sysmembar = 1;
 constexpr uint32_t kReleaseStructureFourWords = 0;
 constexpr uint32_t kReleaseStructureOneWord = 1;
 constexpr uint32_t kReleaseStructureTwoWords = 2;
-constexpr uint32_t kDependentQmdActionSchedule = 1;
 
 #define V4(name, hi, lo) BitField{"NVCBC0_QMDV04_00_" #name, hi, lo}
 
@@ -91,6 +92,8 @@ constexpr QmdLayout kV04{
     .constant_buffer_addr_upper0 = V4(CONSTANT_BUFFER_ADDR_UPPER_SHIFTED6(0), 1586, 1568),
     .constant_buffer_size_shifted4_0 = V4(CONSTANT_BUFFER_SIZE_SHIFTED4(0), 1599, 1587),
     .constant_buffer_addr_shift = 6,
+    .constant_buffer_valid_stride = 4,       // MW((416+(i)*4):(416+(i)*4)), clcbc0qmd.h:407
+    .constant_buffer_invalidate_stride = 4,  // MW((419+(i)*4):(419+(i)*4)), clcbc0qmd.h:414
     .release =
         {
             {V4(RELEASE_ENABLE(0), 320, 320), V4(RELEASE_STRUCTURE_SIZE(0), 322, 321),
@@ -158,6 +161,8 @@ constexpr QmdLayout kV03{
     .constant_buffer_addr_upper0 = V3(CONSTANT_BUFFER_ADDR_UPPER(0), 1072, 1056),
     .constant_buffer_size_shifted4_0 = V3(CONSTANT_BUFFER_SIZE_SHIFTED4(0), 1087, 1075),
     .constant_buffer_addr_shift = 0,
+    .constant_buffer_valid_stride = 1,        // MW((640+(i)*1):(640+(i)*1)), clc6c0qmd.h:606
+    .constant_buffer_invalidate_stride = 64,  // MW((1074+(i)*64):(1074+(i)*64)), clc6c0qmd.h:698
     .release =
         {
             {V3(RELEASE0_ENABLE, 823, 823), V3(RELEASE0_STRUCTURE_SIZE, 831, 830), V3(RELEASE0_PAYLOAD64B, 829, 829),
@@ -221,6 +226,34 @@ void encode_release(const QmdLayout& layout, std::span<uint32_t> w, size_t i, co
   set_field(w, f.addr_upper, r.address >> 32);
   set_field(w, f.payload_lower, r.payload & 0xffffffffu);
   set_field(w, f.payload_upper, r.payload64 ? r.payload >> 32 : 0);
+}
+
+// Field (0) of an indexed constant-buffer field moved to index i; the name says which bank.
+struct IndexedField {
+  std::string name;
+  BitField field;
+  IndexedField(const BitField& zero, uint32_t i, uint32_t stride)
+      : name(std::string(zero.name.substr(0, zero.name.rfind("(0)"))) + "(" + std::to_string(i) + ")"),
+        field{name, zero.hi + i * stride, zero.lo + i * stride} {}
+  IndexedField(const IndexedField&) = delete;
+};
+
+void encode_constant_buffer(const QmdLayout& L, std::span<uint32_t> w, uint32_t i, const QmdConstantBuffer& b) {
+  if (b.size == 0) {
+    if (b.address != 0) {
+      throw std::invalid_argument(prefix(L) + "constant buffer " + std::to_string(i) +
+                                  " has an address but size 0; expected a size");
+    }
+    return;
+  }
+  const uint32_t shift = L.constant_buffer_addr_shift;
+  require_aligned(prefix(L) + "constant buffer " + std::to_string(i) + " address", b.address, uint64_t{1} << shift);
+  const uint64_t address = b.address >> shift;
+  set_field(w, IndexedField(L.constant_buffer_valid0, i, L.constant_buffer_valid_stride).field, 1);
+  set_field(w, IndexedField(L.constant_buffer_invalidate0, i, L.constant_buffer_invalidate_stride).field, 1);
+  set_field(w, IndexedField(L.constant_buffer_addr_lower0, i, 64).field, address & 0xffffffffu);
+  set_field(w, IndexedField(L.constant_buffer_addr_upper0, i, 64).field, address >> 32);
+  set_field(w, IndexedField(L.constant_buffer_size_shifted4_0, i, 64).field, (uint64_t{b.size} + 15) >> 4);
 }
 
 void encode_into(const QmdLayout& L, std::span<uint32_t> w, const QmdLaunch& q) {
@@ -287,12 +320,17 @@ void encode_into(const QmdLayout& L, std::span<uint32_t> w, const QmdLaunch& q) 
     throw std::invalid_argument(prefix(L) + "constant buffer 0 has an address but size 0; expected a size");
   }
 
+  if (q.constant_buffers[0] != QmdConstantBuffer{}) {
+    throw std::invalid_argument(prefix(L) + "constant_buffers[0] is set; bank 0 is constant_buffer0_address/size");
+  }
+  for (uint32_t i = 1; i < kQmdConstantBuffers; ++i) encode_constant_buffer(L, w, i, q.constant_buffers[i]);
+
   for (size_t i = 0; i < kQmdReleases; ++i) encode_release(L, w, i, q.releases[i]);
 
   if (q.dependent_qmd_address != 0) {
     require_aligned(prefix(L) + "dependent QMD address", q.dependent_qmd_address, kQmdAlignment);
     set_field(w, L.dependent_qmd0_enable, 1);
-    set_field(w, L.dependent_qmd0_action, kDependentQmdActionSchedule);
+    set_field(w, L.dependent_qmd0_action, q.dependent_qmd_action);
     set_field(w, L.dependent_qmd0_prefetch, 1);
     set_field(w, L.dependent_qmd0_pointer, q.dependent_qmd_address >> 8);
   }
@@ -337,6 +375,14 @@ QmdLaunch decode_from(const QmdLayout& L, std::span<const uint32_t> w) {
         << L.constant_buffer_addr_shift;
     q.constant_buffer0_size = get32(L.constant_buffer_size_shifted4_0) << 4;
   }
+  for (uint32_t i = 1; i < kQmdConstantBuffers; ++i) {
+    if (get_field(w, IndexedField(L.constant_buffer_valid0, i, L.constant_buffer_valid_stride).field) == 0) continue;
+    q.constant_buffers[i].address = (get_field(w, IndexedField(L.constant_buffer_addr_lower0, i, 64).field) |
+                                     get_field(w, IndexedField(L.constant_buffer_addr_upper0, i, 64).field) << 32)
+                                    << L.constant_buffer_addr_shift;
+    q.constant_buffers[i].size =
+        static_cast<uint32_t>(get_field(w, IndexedField(L.constant_buffer_size_shifted4_0, i, 64).field) << 4);
+  }
   for (size_t i = 0; i < kQmdReleases; ++i) {
     const ReleaseFields& f = L.release[i];
     if (get_field(w, f.enable) == 0) continue;
@@ -349,6 +395,7 @@ QmdLaunch decode_from(const QmdLayout& L, std::span<const uint32_t> w) {
   }
   if (get_field(w, L.dependent_qmd0_enable) != 0) {
     q.dependent_qmd_address = get_field(w, L.dependent_qmd0_pointer) << 8;
+    q.dependent_qmd_action = static_cast<uint32_t>(get_field(w, L.dependent_qmd0_action));
   }
   q.shader_local_memory_low_size = get32(L.shader_local_memory_low_size);
   q.shader_local_memory_high_size = get32(L.shader_local_memory_high_size);

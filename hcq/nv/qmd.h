@@ -17,10 +17,17 @@ inline constexpr size_t kQmdV04Words = 96;
 inline constexpr size_t kQmdV03Words = 64;
 inline constexpr uint64_t kQmdAlignment = 256;  // NVCBC0_SEND_PCAS_A_QMD_ADDRESS_SHIFTED8
 inline constexpr size_t kQmdReleases = 3;       // V04 RELEASE_*(0..2); V03 RELEASE0, RELEASE1 and RELEASE2
+// CONSTANT_BUFFER_*(i), i = 0..7: V04 VALID(i) at 416+4i ends below DEPENDENT_QMD0_POINTER (448), clcbc0qmd.h:407;
+// V03 VALID(i) at 640+i and ADDR(i) at 1024+64i below PROGRAM_ADDRESS (1536), clc6c0qmd.h:606, 693.
+inline constexpr size_t kQmdConstantBuffers = 8;
 
 // NVCBC0_QMDV04_00_QMD_TYPE values (V04 only; V03 has no such field).
 inline constexpr uint32_t NVCBC0_QMDV04_00_QMD_TYPE_QUEUE = 0;
 inline constexpr uint32_t NVCBC0_QMDV04_00_QMD_TYPE_GRID_CTA = 2;
+
+// DEPENDENT_QMD_ACTION values (the same in V04 and V03).
+inline constexpr uint32_t kDependentQmdActionSchedule = 1;
+inline constexpr uint32_t kDependentQmdActionInvalidateCopySchedule = 3;
 
 // A semaphore the engine releases when the grid completes.
 struct QmdRelease {
@@ -32,6 +39,13 @@ struct QmdRelease {
   bool timestamp = true;
   bool payload64 = true;  // RELEASE_PAYLOAD64B
   bool operator==(const QmdRelease&) const = default;
+};
+
+// A constant bank other than 0 (c[i]): the bytes the code reads through LDC/ULDC c[i][...].
+struct QmdConstantBuffer {
+  uint64_t address = 0;  // V04: 64-byte aligned (stored >> 6), as bank 0
+  uint32_t size = 0;     // bytes, stored >> 4 rounded up; 0 leaves the bank unbound
+  bool operator==(const QmdConstantBuffer&) const = default;
 };
 
 struct QmdLaunch {
@@ -54,10 +68,17 @@ struct QmdLaunch {
   // up to 16 bytes (NAK writes size >> 4 of an aligned size; NVK aligns cbuf sizes up). Size 0 means no cbuf 0.
   uint64_t constant_buffer0_address = 0;
   uint32_t constant_buffer0_size = 0;
+  // Banks 1..7 (VALID, INVALIDATE, ADDR, SIZE_SHIFTED4 at index i; V04 clcbc0qmd.h:407-416, 525-527; V03
+  // clc6c0qmd.h:606, 693-701): ptxas puts PTX .const data in bank 3 and global symbols' addresses in bank 4 (sm_90).
+  // Entry 0 must stay empty: bank 0 is constant_buffer0_* above.
+  std::array<QmdConstantBuffer, kQmdConstantBuffers> constant_buffers{};
   std::array<QmdRelease, kQmdReleases> releases{};
-  // A QMD the engine schedules when this grid completes (DEPENDENT_QMD0, action QMD_SCHEDULE with prefetch, as
-  // tinygrad chains kernels); stored >> 8, so 256-byte aligned. 0 means none.
+  // A QMD the engine schedules when this grid completes (DEPENDENT_QMD0 with prefetch, as tinygrad chains kernels);
+  // stored >> 8, so 256-byte aligned. 0 means none.
   uint64_t dependent_qmd_address = 0;
+  // DEPENDENT_QMD_ACTION(0) (clcbc0qmd.h:383-387; clc6c0qmd.h:575-579): QMD_SCHEDULE (1, tinygrad) may launch a copy
+  // the scheduler cached from an earlier QMD at the same address; QMD_INVALIDATE_COPY_SCHEDULE (3) reads it afresh.
+  uint32_t dependent_qmd_action = kDependentQmdActionSchedule;
   uint32_t shader_local_memory_low_size = 0;   // bytes per thread (NAK puts its SLM size here)
   uint32_t shader_local_memory_high_size = 0;  // bytes per thread (tinygrad puts CUDA's slm_per_thread here)
   uint32_t sass_version = 0;                   // ((sm >> 4) & 0xf0) | (sm & 0xf), e.g. 0x90 for SM 9.0

@@ -1,4 +1,4 @@
-// The allocation parameters tinygrad's bring-up uses (tinygrad-hcq.md §3.3-3.4), built in one place for the NV
+// The allocation parameters tinygrad's bring-up uses (ops_nv.py:478-516, 590-666), built in one place for the NV
 // device (hcq/nv/nv_session.h) and the driver tests that replay its sequence step by step.
 #pragma once
 

@@ -2,7 +2,7 @@
 // The NVIDIA driver version, and the refusal of any major other than the one whose struct layouts
 // kernel-interface/nvidia/ encodes (580). Other majors differ in sizes RM checks or silently misreads
 // (NVOS46, NV_VASPACE_ALLOCATION_PARAMETERS, GET_CLASSLIST_V2, GPFIFO_SCHEDULE, UVM_FREE_PARAMS,
-// NV_CHANNEL_ALLOC_PARAMS; /work/shared/reference/nv-hopper.md §4.6).
+// NV_CHANNEL_ALLOC_PARAMS; firmware-notes/nvidia-hopper.md §7).
 
 #include <string>
 #include <string_view>

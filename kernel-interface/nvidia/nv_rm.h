@@ -24,7 +24,7 @@ inline constexpr NvHandle kFirstAutoHandle = 0xcaf00001;
 
 struct CpuMapOptions {
   NvU64 offset = 0;          // into the memory object
-  NvU32 flags = 0;           // NVOS33 flags (RM overrides the caching type; nv-hopper.md §4.1)
+  NvU32 flags = 0;           // NVOS33 flags (RM overrides the caching type; firmware-notes/nvidia-hopper.md §5)
   void* address = nullptr;   // when set, mmap with MAP_FIXED at this address
   int prot = PROT_READ | PROT_WRITE;
 };

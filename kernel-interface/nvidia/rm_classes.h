@@ -2,7 +2,7 @@
 // RM class ids and the driver-580 allocation parameter structs (x86-64).
 // Sources: NVIDIA/open-gpu-kernel-modules 580.x src/common/sdk/nvidia/inc/class/*.h (cl0080.h, cl2080.h, cl90f1.h,
 // cla06c.h, cl9067.h, cl0070.h, clc36f.h/clc86f.h for NV_CHANNEL_ALLOC_PARAMS via alloc/alloc_channel.h, nvos.h for
-// NV_MEMORY_ALLOCATION_PARAMS); sizes and offsets as measured in /work/shared/reference/nv-hopper.md §1.1 and §4.3.
+// NV_MEMORY_ALLOCATION_PARAMS); sizes and offsets as measured in firmware-notes/nvidia-hopper.md §4-5, §8.
 
 #include <cstddef>
 
@@ -10,7 +10,7 @@
 
 namespace doorbell::kernel_interface::nvidia {
 
-// ---- Class ids (nv-hopper.md §1.1, tinygrad-hcq.md §3.2)
+// ---- Class ids (firmware-notes/nvidia-hopper.md §4)
 inline constexpr NvU32 NV01_ROOT_CLIENT = 0x41;
 inline constexpr NvU32 NV1_MEMORY_SYSTEM = 0x3e;
 inline constexpr NvU32 NV1_MEMORY_USER = 0x40;
@@ -40,10 +40,10 @@ inline constexpr NvU32 ADA_COMPUTE_A = 0xc9c0;
 inline constexpr NvU32 AMPERE_DMA_COPY_B = 0xc7b5;
 
 // The usermode region (doorbell page) is NVC361_NV_USERMODE__SIZE bytes; the doorbell register
-// NVC361_NOTIFY_CHANNEL_PENDING is at +0x90 (RM580 class/clc361.h; tinygrad-hcq.md §3.4).
+// NVC361_NOTIFY_CHANNEL_PENDING is at +0x90 (ogkm 580.142 sdk/class/clc361.h:33; firmware-notes/nvidia-hopper.md §9).
 inline constexpr std::size_t NVC361_NV_USERMODE__SIZE = 0x10000;
 inline constexpr std::size_t NVC361_NOTIFY_CHANNEL_PENDING = 0x90;
-// USERD GPPut offset (Nvc56fControl.GPPut; tinygrad-hcq.md §3.4).
+// USERD GPPut offset (Nvc56fControl.GPPut; firmware-notes/nvidia-hopper.md §8).
 inline constexpr std::size_t kUserdGpPutOffset = 0x8c;
 inline constexpr std::size_t kUserdGpGetOffset = 0x88;
 

@@ -3,7 +3,7 @@
 // sizeof(params) exactly.
 // Sources: NVIDIA/open-gpu-kernel-modules 580.x src/common/sdk/nvidia/inc/ctrl/ctrl0000/ctrl0000system.h,
 // ctrl0000gpu.h, ctrl0080/ctrl0080gpu.h, ctrl2080/ctrl2080gpu.h, ctrl2080gr.h, ctrl2080perf.h, ctrla06c.h,
-// ctrla06f/ctrla06fgpfifo.h, ctrlc36f.h; sizes as measured in /work/shared/reference/nv-hopper.md §4.4.
+// ctrla06f/ctrla06fgpfifo.h, ctrlc36f.h; sizes as measured in firmware-notes/nvidia-hopper.md §4.
 
 #include <cstddef>
 

@@ -5,7 +5,7 @@
 //   src/nvidia/arch/nvalloc/unix/include/nv_escape.h (NV_ESC_RM_*),
 //   src/nvidia/arch/nvalloc/unix/include/nv-ioctl.h (nv_ioctl_* structs),
 //   src/common/sdk/nvidia/inc/nvos.h (NVOSxx_PARAMETERS and their flag fields);
-// sizes and offsets as measured in /work/shared/reference/nv-hopper.md §4.1-4.2.
+// sizes and offsets as measured in firmware-notes/nvidia-hopper.md §3.
 
 #include <cstddef>
 
@@ -94,7 +94,8 @@ static_assert(sizeof(NVOS33_PARAMETERS) == 48);
 static_assert(offsetof(NVOS33_PARAMETERS, offset) == 16 && offsetof(NVOS33_PARAMETERS, pLinearAddress) == 32 &&
               offsetof(NVOS33_PARAMETERS, flags) == 44);
 
-// RM attaches the mmap context to `fd`; the caller then mmap()s that fd (nv-hopper.md §4.1).
+// RM attaches an mmap context to `fd` (one per fd, for its life); the caller then mmap()s that fd
+// (firmware-notes/nvidia-hopper.md §5).
 struct nv_ioctl_nvos33_parameters_with_fd {
   NVOS33_PARAMETERS params;
   int fd;
@@ -187,7 +188,7 @@ static_assert(sizeof(nv_ioctl_card_info_t) == 72);
 static_assert(offsetof(nv_ioctl_card_info_t, pci_info) == 4 && offsetof(nv_ioctl_card_info_t, gpu_id) == 16 &&
               offsetof(nv_ioctl_card_info_t, reg_address) == 24 && offsetof(nv_ioctl_card_info_t, fb_size) == 48 &&
               offsetof(nv_ioctl_card_info_t, minor_number) == 56 && offsetof(nv_ioctl_card_info_t, dev_name) == 60);
-inline constexpr std::size_t kCardInfoEntries = 64;  // tinygrad passes 64 entries (nv-hopper.md §4.1)
+inline constexpr std::size_t kCardInfoEntries = 64;  // tinygrad passes 64 entries (tinygrad ops_nv.py:402)
 
 struct nv_ioctl_register_fd_t {  // issued on /dev/nvidiaN; ctl_fd is the /dev/nvidiactl fd it joins
   int ctl_fd;

@@ -3,7 +3,7 @@
 // and the driver copies its own struct size, so nothing checks the size: a wrong layout is silently misread. Each
 // struct returns its NV_STATUS in rmStatus.
 // Sources: NVIDIA/open-gpu-kernel-modules 580.x kernel-open/nvidia-uvm/uvm_ioctl.h, uvm_linux_ioctl.h,
-// uvm_types.h (UvmGpuMappingAttributes); sizes and offsets as measured in /work/shared/reference/nv-hopper.md §4.5.
+// uvm_types.h (UvmGpuMappingAttributes); sizes and offsets as measured in firmware-notes/nvidia-hopper.md §6.
 
 #include <cstddef>
 

@@ -98,7 +98,7 @@ void MockNvGpu::fault(ChannelState& channel, const std::string& message,
                       const kernel_interface::nvidia::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY* mmu_fault) {
   channel.faulted = true;
   // RM writes the notifier first but records the fault in the same service, under the GPU lock the debugger's
-  // control takes (firmware-notes/nvidia-hopper.md, "Faults"); recording first keeps that guarantee here: a host
+  // control takes (firmware-notes/nvidia-hopper.md §16); recording first keeps that guarantee here: a host
   // that saw the notifier finds the address.
   if (mmu_fault != nullptr) driver_.record_mmu_fault(channel.info.client, channel.info.handle, *mmu_fault);
   if (channel.info.error_notifier != nullptr) {

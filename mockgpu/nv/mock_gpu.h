@@ -39,8 +39,8 @@
 
 namespace doorbell::mockgpu::nv {
 
-// Where CUDA sm_90 code finds its kernel parameters in constant bank 0 (nv-hopper.md §2.5, measured with CUDA 13.0:
-// EIATTR_PARAM_CBANK 0x210 on sm_90; 0x160 on sm_80/89).
+// Where CUDA sm_90 code finds its kernel parameters in constant bank 0 (firmware-notes/nvidia-hopper.md §14,
+// measured with CUDA 13.0: EIATTR_PARAM_CBANK 0x210 on sm_90; 0x160 on sm_80/89).
 inline constexpr uint64_t kCbuf0ParamOffset = 0x210;
 
 struct MockNvGpuStats {

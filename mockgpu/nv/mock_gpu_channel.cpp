@@ -80,13 +80,17 @@ ChannelExecutor::Result ChannelExecutor::run() {
     result.progressed = true;
   }
   for (uint32_t turn = 0; turn < kEntriesPerTurn; ++turn) {
-    if (!ch_.in_segment && !fetch_entry()) return result;
+    if (!ch_.in_segment && !fetch_entry()) break;
     result.progressed = true;
-    if (run_segment()) return {true, true};
+    if (run_segment()) {
+      wait_for_idle();  // the host unit stalls on an acquire; the engine finishes the grid it has
+      return {true, true};
+    }
     ch_.in_segment = false;
     ch_.gp_get = (ch_.gp_get + 1) % ch_.info.gpfifo_entries;
     store32(ch_.info.userd + kUserdGpGet, ch_.gp_get);
   }
+  wait_for_idle();  // the grid deferred behind a next one runs before the channel's turn ends
   return result;
 }
 
@@ -214,8 +218,8 @@ bool ChannelExecutor::host_method(uint32_t subchannel, uint32_t method, uint32_t
     case NVC86F_MEM_OP_B:
     case NVC86F_MEM_OP_C:
     case NVC86F_MEM_OP_D:  // membar / TLB / L2 operations: memory is coherent and translation is immediate
-    case NVC86F_WFI:       // the mock runs one method at a time, so everything earlier is already idle
     case NVC56F_YIELD: return false;
+    case NVC86F_WFI: wait_for_idle(); return false;
     case NVC56F_NON_STALL_INTERRUPT:
       gpu_.stats_.non_stall_interrupts.fetch_add(1, std::memory_order_relaxed);
       return false;
@@ -265,6 +269,7 @@ bool ChannelExecutor::sem_execute(uint32_t data) {
   const uint32_t op = get(data, NVC86F_SEM_EXECUTE_OPERATION);
   switch (op) {
     case NVC56F_SEM_EXECUTE_OPERATION_RELEASE:
+      if (get(data, NVC86F_SEM_EXECUTE_RELEASE_WFI) != 0) wait_for_idle();  // RELEASE_WFI: after the engines idle
       release_semaphore(memory_, "semaphore release", va, payload, payload64,
                         get(data, NVC56F_SEM_EXECUTE_RELEASE_TIMESTAMP) != 0);
       gpu_.stats_.semaphore_releases.fetch_add(1, std::memory_order_relaxed);

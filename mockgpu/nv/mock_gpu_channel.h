@@ -70,6 +70,9 @@ struct MockNvGpu::ChannelState {
   std::array<uint32_t, cp::kSubchannels> bound{};  // class per subchannel, 0 = none
   std::vector<uint32_t> regs = std::vector<uint32_t>(cp::kSubchannels * cp::kMethodSlots);  // last data per method
   std::array<uint32_t, hw::kHostMethodEnd / 4> host_regs{};
+  // Which shader memory setup methods (cp::ShaderMemoryMethod bits) the compute class has executed on this channel:
+  // a launch that needs a window or local memory faults when its methods were never sent (mock_gpu_compute.cpp).
+  uint32_t shader_memory_written = 0;
 
   struct Acquire {
     bool pending = false;
@@ -78,6 +81,20 @@ struct MockNvGpu::ChannelState {
     uint64_t address = 0;
     uint64_t payload = 0;
   } acquire;
+
+  // The compute engine's scheduler (SKED) cache of QMDs, by address: a launch whose action neither invalidates nor
+  // copies (PCAS SCHEDULE / PREFETCH_SCHEDULE, DEPENDENT_QMD_ACTION QMD_SCHEDULE) runs the copy cached for its address
+  // if there is one, whatever the memory holds now; INVALIDATE_SKED_CACHES (clcbc0.h:386) empties it.
+  std::unordered_map<uint64_t, std::vector<uint32_t>> sked_cache;
+  // A grid launched by SEND_PCAS that has not run yet. Nothing orders grids of separate SEND_PCAS on one channel
+  // (only a chain, WAIT_FOR_IDLE or a semaphore release with RELEASE_WFI wait for the engine), so the mock runs the
+  // next SEND_PCAS's grid before this one: code that relies on an order it did not ask for reads stale data here.
+  struct DeferredLaunch {
+    uint32_t cls = 0;
+    uint64_t qmd_va = 0;
+    std::vector<uint32_t> qmd;  // as SKED took it at SEND_PCAS
+  };
+  std::vector<DeferredLaunch> deferred;  // at most one
 
   uint32_t reg(uint32_t subchannel, uint32_t method) const { return regs[subchannel * cp::kMethodSlots + method / 4]; }
   std::string name() const {
@@ -123,7 +140,17 @@ class ChannelExecutor {
   // Compute class, clcbc0.h / clc7c0.h (mock_gpu_compute.cpp).
   void require_fits(uint32_t data, hw::Field f);
   void compute_method(uint32_t subchannel, uint32_t cls, uint32_t method, uint32_t data);
-  void launch(uint32_t cls, uint64_t qmd_va);
+  void launch(uint32_t cls, uint64_t qmd_va, std::vector<uint32_t> qmd);
+  // SEND_SIGNALING_PCAS2_B with `action` for the QMD at qmd_va: SKED's cache, and the grid deferred behind the next.
+  void send_pcas(uint32_t cls, uint64_t qmd_va, uint32_t action);
+  // The QMD at qmd_va as SKED launches it: read afresh when `copy` (and cached), else the cached copy if any.
+  std::vector<uint32_t> sked_qmd(uint32_t cls, uint64_t qmd_va, bool copy);
+  // Runs the deferred grid: the engine idles (WAIT_FOR_IDLE, a WFI release, a stall or the end of the turn).
+  void wait_for_idle();
+  void note_shader_memory_method(uint32_t method);
+  // Sets local_memory_base_ for the grid (0 when it asks for no local memory).
+  void require_shader_memory(uint32_t cls, const hw::Qmd& q, const std::string& where);
+  void require_constant_buffers(const hw::Qmd& q, const std::string& where);
   void qmd_release(const hw::QmdRelease& r, const std::string& where);
   std::string read_program_text(uint64_t va, const std::string& where);
   std::shared_ptr<const PtxProgram> program_at(uint64_t va, const std::string& where);
@@ -138,6 +165,7 @@ class ChannelExecutor {
   MockNvGpu& gpu_;
   MockNvGpu::ChannelState& ch_;
   GpuMemory& memory_;
+  uint64_t local_memory_base_ = 0;  // the shader local memory store of the grid being launched
 };
 
 }  // namespace cp

@@ -59,7 +59,7 @@ struct NamedMethod {
   bool emulated;
 };
 
-// clcbc0.h offsets (the ones named by nv-hopper.md §3.1 and their neighbours); emulated = executed or recorded.
+// clcbc0.h offsets (those in firmware-notes/nvidia-hopper.md §12 and neighbours); emulated = executed or recorded.
 constexpr NamedMethod kComputeMethods[] = {
     {0x0000, "NVCBC0_SET_OBJECT", true},
     {NVCBC0_NO_OPERATION, "NVCBC0_NO_OPERATION", true},
@@ -214,6 +214,9 @@ const QmdLayout kQmdV04{
     .dependent_qmd0_enable = V4("DEPENDENT_QMD_ENABLE(0)", 368, 368),
     .dependent_qmd0_action = V4("DEPENDENT_QMD_ACTION(0)", 371, 369),
     .dependent_qmd0_pointer = V4("DEPENDENT_QMD0_POINTER", 479, 448),
+    .shader_local_memory_low_size = V4("SHADER_LOCAL_MEMORY_LOW_SIZE", 535, 512),    // clcbc0qmd.h:419
+    .shader_local_memory_high_size = V4("SHADER_LOCAL_MEMORY_HIGH_SIZE", 567, 544),  // clcbc0qmd.h:421
+    .constant_buffer_valid_stride = 4,                                                // clcbc0qmd.h:407, 525-527
 };
 #undef V4_RELEASE
 #undef V4
@@ -261,6 +264,9 @@ const QmdLayout kQmdV03{
     .dependent_qmd0_enable = V3("DEPENDENT_QMD0_ENABLE", 512, 512),
     .dependent_qmd0_action = V3("DEPENDENT_QMD0_ACTION", 515, 513),
     .dependent_qmd0_pointer = V3("DEPENDENT_QMD0_POINTER", 511, 480),
+    .shader_local_memory_low_size = V3("SHADER_LOCAL_MEMORY_LOW_SIZE", 759, 736),     // clc6c0qmd.h:617
+    .shader_local_memory_high_size = V3("SHADER_LOCAL_MEMORY_HIGH_SIZE", 1623, 1600), // clc6c0qmd.h:704
+    .constant_buffer_valid_stride = 1,                                                 // clc6c0qmd.h:606, 693-701
 };
 #undef V3
 
@@ -299,6 +305,16 @@ Qmd decode_qmd(const QmdLayout& L, std::span<const uint32_t> w) {
   q.dependent_enable = get(w, L.dependent_qmd0_enable) != 0;
   q.dependent_action = get(w, L.dependent_qmd0_action);
   q.dependent_address = uint64_t{get(w, L.dependent_qmd0_pointer)} << 8;
+  q.shader_local_memory_low_size = get(w, L.shader_local_memory_low_size);
+  q.shader_local_memory_high_size = get(w, L.shader_local_memory_high_size);
+  for (uint32_t i = 0; i < kQmdConstantBuffers; ++i) {
+    auto at = [&](QmdField f, uint32_t stride) { return QmdField{f.name, f.hi + i * stride, f.lo + i * stride}; };
+    q.constant_buffer_valid[i] = get(w, at(L.constant_buffer_valid0, L.constant_buffer_valid_stride)) != 0;
+    q.constant_buffer_address[i] = (uint64_t{get(w, at(L.constant_buffer_addr_lower0, 64))} |
+                                    uint64_t{get(w, at(L.constant_buffer_addr_upper0, 64))} << 32)
+                                   << L.constant_buffer_addr_shift;
+    q.constant_buffer_size[i] = get(w, at(L.constant_buffer_size_shifted4_0, 64)) << 4;
+  }
   return q;
 }
 

@@ -88,8 +88,8 @@ inline constexpr uint32_t kUserdReference = 0x48;
 inline constexpr uint32_t kUserdGpGet = 0x88;
 inline constexpr uint32_t kUserdGpPut = 0x8c;
 
-// ---- Host methods (clc86f.h; clc56f.h for those the trimmed clc86f.h omits, which Hopper keeps: nv-hopper.md
-// §3.2, UVM's Hopper host HAL inherits them) ----
+// ---- Host methods (clc86f.h; clc56f.h for those the trimmed clc86f.h omits, which Hopper keeps:
+// firmware-notes/nvidia-hopper.md §11, UVM's Hopper host HAL inherits them) ----
 inline constexpr uint32_t NVC86F_SET_OBJECT = 0x00;
 inline constexpr uint32_t NVC56F_NOP = 0x08;
 inline constexpr uint32_t NVC56F_NON_STALL_INTERRUPT = 0x20;
@@ -244,7 +244,12 @@ struct QmdLayout {
   uint32_t constant_buffer_addr_shift;  // V04 stores address >> 6
   std::array<QmdReleaseFields, 3> release;
   QmdField dependent_qmd0_enable, dependent_qmd0_action, dependent_qmd0_pointer;  // pointer = address >> 8
+  QmdField shader_local_memory_low_size, shader_local_memory_high_size;          // bytes per thread
+  // CONSTANT_BUFFER_VALID(i) / ADDR(i) / SIZE_SHIFTED4(i) for i = 1..kQmdConstantBuffers-1: the (i) formulas' strides
+  // from field (0) above (V04: VALID every 4 bits, V03 every bit; both: address and size every 64 bits).
+  uint32_t constant_buffer_valid_stride;
 };
+inline constexpr size_t kQmdConstantBuffers = 8;  // V04 VALID(i) 416+4i below DEPENDENT_QMD (448); V03 640+i
 extern const QmdLayout kQmdV04;  // clcbc0qmd.h NVCBC0_QMDV04_00_*
 extern const QmdLayout kQmdV03;  // clc6c0qmd.h NVC6C0_QMDV03_00_* (clc7c0qmd.h, clc9c0qmd.h: same positions)
 // The layout a compute class reads; nullptr for a class that is not a compute class.
@@ -270,6 +275,11 @@ struct Qmd {
   bool dependent_enable = false;
   uint32_t dependent_action = 0;
   uint64_t dependent_address = 0;
+  uint32_t shader_local_memory_low_size = 0, shader_local_memory_high_size = 0;
+  // Every constant buffer, 0 included (the same values as constant_buffer0_* for 0).
+  std::array<bool, kQmdConstantBuffers> constant_buffer_valid{};
+  std::array<uint64_t, kQmdConstantBuffers> constant_buffer_address{};
+  std::array<uint32_t, kQmdConstantBuffers> constant_buffer_size{};
 };
 // Reads the fields above; does not check the version (the caller names the address in its error).
 Qmd decode_qmd(const QmdLayout& layout, std::span<const uint32_t> words);

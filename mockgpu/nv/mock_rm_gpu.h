@@ -32,7 +32,7 @@ struct MockGpuConfig {
 };
 
 // The classes a GH100 offers (NV0080_CTRL_CMD_GPU_GET_CLASSLIST), after RM580 g_gpu_class_list.c
-// gpuGetEngClassDescriptorList_GH100 / gpuGetNoEngClassList_GH100 as summarised in nv-hopper.md §1.2: the Hopper
+// gpuGetEngClassDescriptorList_GH100 / gpuGetNoEngClassList_GH100 (firmware-notes/nvidia-hopper.md §4): the Hopper
 // compute, copy, GPFIFO and usermode classes plus the legacy GPFIFO and usermode ones, and no Ampere/Ada compute or
 // copy class. Abridged to the classes those notes name.
 std::vector<std::uint32_t> gh100_class_list();

@@ -101,7 +101,9 @@ class Decoder {
       case RawOperand::Name:
         for (const PtxSharedArray& a : s_.entry().shared)
           if (a.name == o.text) return s_.shared_address_slot(a.name);
-        fail_at(p.line, "operand " + o.text + " of " + p.opcode + " is neither a register nor a shared array");
+        for (const PtxLocalArray& a : s_.entry().local)
+          if (a.name == o.text) return s_.local_address_slot(a.name);
+        fail_at(p.line, "operand " + o.text + " of " + p.opcode + " is neither a register nor a shared or local array");
       case RawOperand::Addr: case RawOperand::Vec: break;
     }
     fail_at(p.line, "operand " + std::to_string(i + 1) + " of " + p.opcode + " must not be an address or a vector");
@@ -461,6 +463,20 @@ class Decoder {
         if (!found || !shared) fail_at(p.line, p.opcode + ": " + addr.base + " is not a shared array");
         in.a = s_.shared_address_slot(addr.base);
       }
+    } else if (space == "local") {
+      // addresses in a thread's own local memory: an array's name or a register holding an offset from `mov r, arr`
+      in.op = load ? PtxOp::LdLocal : PtxOp::StLocal;
+      // the SM models a thread's local memory as the entry's .local arrays (no stack, no generic local window)
+      if (s_.entry().local.empty()) unsupported(p, "local memory in an entry that declares no .local array");
+      if (addr.base.empty()) in.a = s_.constant_slot(0);
+      else if (addr.base[0] == '%') in.a = s_.register_slot(addr.base, p.line, "address");
+      else {
+        bool found = false;
+        for (const PtxLocalArray& a : s_.entry().local) found |= a.name == addr.base;
+        if (!found) fail_at(p.line, p.opcode + ": " + addr.base + " is not a local array");
+        in.a = s_.local_address_slot(addr.base);
+      }
+      if (lanes != 1) unsupported(p, "vector accesses to local memory");
     } else {
       unsupported(p, "state space ." + space);
     }

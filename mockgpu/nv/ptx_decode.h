@@ -54,6 +54,7 @@ class EntrySlots {
   virtual uint32_t register_slot(const std::string& name, uint32_t line, const char* what) = 0;
   virtual uint32_t constant_slot(uint64_t bits) = 0;
   virtual uint32_t shared_address_slot(const std::string& array) = 0;  // the array's address in the shared window
+  virtual uint32_t local_address_slot(const std::string& array) = 0;   // its offset in a thread's local memory
   virtual PtxEntry& entry() = 0;                                       // parameters, shared arrays, has_barrier
   virtual void branch_to(const std::string& label) = 0;                // the instruction being decoded jumps there
 };

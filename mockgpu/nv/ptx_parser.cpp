@@ -202,6 +202,7 @@ class EntryParser : public EntrySlots {
       }
       if (t.text == ".reg") { parse_reg(); continue; }
       if (t.text == ".shared" || t.text == ".extern") { parse_shared(); continue; }
+      if (t.text == ".local") { parse_local(); continue; }
       if (t.text == ".pragma" || t.text == ".loc" || t.text == ".file") { skip_statement(); continue; }
       if (t.kind == TokKind::Ident && t.text[0] == '.') fail_at(t.line, "directive " + t.text + " is not supported inside an entry");
       parse_instruction();
@@ -285,6 +286,31 @@ class EntryParser : public EntrySlots {
     e_.shared.push_back(a);
   }
 
+  // `.local [.align A] .b8 name[N];` inside an entry: per-thread memory.
+  void parse_local() {
+    uint32_t line = next().line;
+    uint32_t align = optional_align();
+    const Tok& ty = next();
+    PtxType type = ty.text.size() > 1 ? type_of(std::string_view(ty.text).substr(1)) : PtxType{};
+    if (!type.valid() || type.cls == 'p') fail_at(line, "expected a local array element type such as .b8, got '" + ty.text + "'");
+    uint32_t elem = static_cast<uint32_t>(type.bits / 8);
+    if (align == 0) align = elem;
+    if ((align & (align - 1)) || align > 4096) fail_at(line, "local alignment must be a power of two up to 4096");
+    std::string name = expect_ident("a local array name");
+    PtxLocalArray a{name, align, elem, 0};
+    if (peek("[")) {
+      next();
+      int64_t n = number_value(next());
+      if (n < 1 || n > kMaxLocalBytes / elem) fail_at(line, "local array " + name + " is larger than " + std::to_string(kMaxLocalBytes) + " bytes");
+      a.size = elem * static_cast<uint32_t>(n);
+      expect("]");
+    }
+    expect(";");
+    for (const PtxLocalArray& l : e_.local)
+      if (l.name == name) fail_at(line, "local array " + name + " is declared twice");
+    e_.local.push_back(a);
+  }
+
   RawOperand parse_operand() {
     RawOperand o;
     const Tok& t = cur();
@@ -365,6 +391,14 @@ class EntryParser : public EntrySlots {
   }
   uint32_t constant_slot(uint64_t bits) override { return const_slot(bits); }
   uint32_t shared_address_slot(const std::string& array) override { return shared_slot(array); }
+  uint32_t local_address_slot(const std::string& array) override {
+    auto [it, fresh] = local_slots_.emplace(array, 0);
+    if (fresh) {
+      it->second = next_const_++;
+      const_values_.push_back(0);  // the array's offset, known after layout (finish)
+    }
+    return it->second | kConstFlag;
+  }
   PtxEntry& entry() override { return e_; }
   void branch_to(const std::string& label) override { branch_targets_.emplace_back(instrs_done_, label); }
 
@@ -445,6 +479,16 @@ class EntryParser : public EntrySlots {
     for (const auto& [name, slot] : shared_slots_)
       for (const PtxSharedArray& a : e_.shared)
         if (a.name == name) const_values_[slot] = a.offset;
+    uint32_t local = 0;
+    for (PtxLocalArray& a : e_.local) {
+      local = (local + a.align - 1) / a.align * a.align;
+      a.offset = local;
+      local += a.size;
+    }
+    e_.local_bytes = local;
+    for (const auto& [name, slot] : local_slots_)
+      for (const PtxLocalArray& a : e_.local)
+        if (a.name == name) const_values_[slot] = a.offset;
     // constant slots follow the registers: rewrite the flagged indices
     uint32_t base = next_slot_;
     for (PtxInstr& in : e_.code)
@@ -459,13 +503,14 @@ class EntryParser : public EntrySlots {
   // Bounds that keep a bad module from asking for unbounded memory: a thread's slots are 8 bytes each.
   static constexpr uint32_t kMaxSlots = 1u << 15;
   static constexpr int64_t kMaxSharedBytes = 227 * 1024;
+  static constexpr int64_t kMaxLocalBytes = 512 * 1024;  // CUDA's per-thread local memory limit
 
   const std::vector<Tok>& t_;
   size_t& pos_;
   PtxEntry& e_;
   uint32_t next_slot_ = kFirstRegSlot, next_const_ = 0, instrs_done_ = 0;
   std::unordered_map<std::string, RegRange> ranges_, singles_;
-  std::unordered_map<std::string, uint32_t> labels_, shared_slots_;
+  std::unordered_map<std::string, uint32_t> labels_, shared_slots_, local_slots_;
   std::unordered_map<uint64_t, uint32_t> consts_;
   std::vector<uint64_t> const_values_;
   std::vector<ParsedInstr> instrs_;

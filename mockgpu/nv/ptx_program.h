@@ -33,6 +33,7 @@ enum class PtxOp : uint16_t {
   // memory: aux0 = access bytes, aux1 = 1 when the loaded value is sign-extended; the vector forms (.v2/.v4)
   // move cmp lanes of aux0 bytes each between memory and the slots d, b, c, x in order
   LdParam, LdGlobal, StGlobal, LdShared, StShared, LdGlobalV, StGlobalV, LdSharedV, StSharedV,
+  LdLocal, StLocal,  // a thread's own .local memory (scalar forms only)
   // control
   Bra, Bar, Ret,
 };
@@ -78,6 +79,12 @@ struct PtxSharedArray {
   uint32_t offset = 0;           // in the block's shared window (dynamic arrays: after every static byte)
 };
 
+// A .local array of an entry (PTX ISA "State Spaces": per-thread memory): at `offset` of every thread's local memory.
+struct PtxLocalArray {
+  std::string name;
+  uint32_t align = 1, size = 0, offset = 0;
+};
+
 struct PtxEntry {
   std::string name;
   std::vector<PtxParam> params;
@@ -85,6 +92,8 @@ struct PtxEntry {
   std::vector<PtxSharedArray> shared;
   uint32_t static_shared_bytes = 0;
   uint32_t dynamic_shared_offset = 0;        // where dynamic shared memory starts (static bytes, aligned)
+  std::vector<PtxLocalArray> local;
+  uint32_t local_bytes = 0;                  // per thread, every .local array laid out
   std::array<uint32_t, 3> maxntid{0, 0, 0};  // 0: not declared
   std::vector<PtxInstr> code;                 // ends in Ret
   std::vector<uint32_t> line;                 // source line of each instruction

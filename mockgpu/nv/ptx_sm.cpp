@@ -329,6 +329,15 @@ class Launch {
     return shared_.data() + addr;
   }
 
+  // A thread's .local memory lives in device memory (PtxRunOptions::local_base/stride); an access outside the
+  // entry's .local arrays is a fault, as the hardware's local window bounds are.
+  uint8_t* local(uint64_t addr, unsigned size, uint32_t pc, bool write) {
+    if (addr & (size - 1)) fault("unaligned local address " + hex(addr) + " for a " + std::to_string(size) + "-byte access", pc);
+    if (addr >= e_.local_bytes || e_.local_bytes - addr < size)
+      fault("local address " + hex(addr) + " is outside the thread's " + std::to_string(e_.local_bytes) + " bytes of .local arrays", pc);
+    return global(opt_.local_base + thread_ * opt_.local_stride + addr, size, pc, write);
+  }
+
   static uint64_t load(const uint8_t* p, unsigned size, bool sign) {
     switch (size) {
       case 1: return sign ? static_cast<uint64_t>(static_cast<int8_t>(*p)) : *p;
@@ -506,6 +515,8 @@ class Launch {
         case PtxOp::LdGlobal: d = load(global(a + static_cast<uint64_t>(in.imm), in.aux0, pc, false), in.aux0, in.aux1); break;
         case PtxOp::StGlobal: store(global(a + static_cast<uint64_t>(in.imm), in.aux0, pc, true), in.aux0, b); break;
         case PtxOp::LdShared: d = load(shared(a + static_cast<uint64_t>(in.imm), in.aux0, pc), in.aux0, in.aux1); break;
+        case PtxOp::LdLocal: d = load(local(a + static_cast<uint64_t>(in.imm), in.aux0, pc, false), in.aux0, in.aux1); break;
+        case PtxOp::StLocal: store(local(a + static_cast<uint64_t>(in.imm), in.aux0, pc, true), in.aux0, b); break;
         case PtxOp::StShared: store(shared(a + static_cast<uint64_t>(in.imm), in.aux0, pc), in.aux0, b); break;
 
         case PtxOp::LdGlobalV: case PtxOp::LdSharedV: {
@@ -584,6 +595,9 @@ PtxRunStats run_kernel(const PtxProgram& program, const std::string& entry, PtxD
   uint64_t shared_bytes = dynamic_shared_bytes ? uint64_t{e.dynamic_shared_offset} + dynamic_shared_bytes : e.static_shared_bytes;
   if (shared_bytes > kMaxShared)
     bad("shared memory of " + std::to_string(shared_bytes) + " bytes exceeds the 227 KiB a block may have");
+  if (e.local_bytes > options.local_stride)
+    bad("the entry's .local arrays take " + std::to_string(e.local_bytes) + " bytes per thread; the launch gives " +
+        std::to_string(options.local_stride));
   Launch l(e, grid, block, params, dynamic_shared_bytes, mem, options);
   l.run();
   return PtxRunStats{l.instructions};

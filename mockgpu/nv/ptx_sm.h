@@ -67,6 +67,11 @@ struct PtxRunOptions {
   const std::atomic<bool>* preempt = nullptr;
   // Counts the blocks that ran to their end (the emulator's progress counter).
   std::atomic<uint64_t>* blocks_completed = nullptr;
+  // Each thread's .local memory (PtxEntry::local_bytes) in device memory: thread t of the running block at
+  // local_base + t * local_stride (the command processor points it at the shader local memory store). Blocks run one
+  // after another, so each block's threads reuse the same slices.
+  uint64_t local_base = 0;
+  uint64_t local_stride = 0;
 };
 
 struct PtxRunStats {
@@ -76,7 +81,8 @@ struct PtxRunStats {
 // Runs `entry` of `program` on a grid of `grid` blocks of `block` threads. `params` is the kernel parameter buffer
 // laid out as the entry's .param declarations say (PtxEntry::params); `dynamic_shared_bytes` backs an
 // `.extern .shared` array. Throws std::invalid_argument for a bad launch (no such entry, too small a parameter
-// buffer, more threads than .maxntid or 1024) and PtxFault for a fault during execution.
+// buffer, more threads than .maxntid or 1024, less local memory per thread than the .local arrays take) and PtxFault
+// for a fault during execution.
 PtxRunStats run_kernel(const PtxProgram& program, const std::string& entry, PtxDim3 grid, PtxDim3 block,
                        std::span<const uint8_t> params, uint32_t dynamic_shared_bytes, GlobalMemory& mem,
                        const PtxRunOptions& options = {});

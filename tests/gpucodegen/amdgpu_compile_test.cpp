@@ -434,7 +434,7 @@ TEST(AmdgpuCompile, ReaderAgreesWithLlvmReadelfOnSectionsSymbolsAndDescriptors) 
     if (b.arch == "gfx942" && md.count("agpr_count")) vgprs = ((vgprs + 3) / 4) * 4 + std::stoll(md["agpr_count"]);
     EXPECT_EQ(k.kd.granulated_workitem_vgpr_count(), static_cast<uint32_t>((std::max<int64_t>(1, vgprs) + 7) / 8 - 1)) << "vgpr_count " << vgprs;
     EXPECT_GE(k.kd.max_vgprs(b.arch), static_cast<uint32_t>(vgprs));
-    // SGPRs (measured here; shared/reference/amd-kfd.md §5.2 guessed 0 for gfx10+): LLVM 19 writes
+    // SGPRs (measured here; firmware-notes/amd-kfd.md §4): LLVM 19 writes
     // ceil(sgprs / 8) - 1 on both targets (encoding granule 8, LLVM AMDGPUBaseInfo getSGPREncodingGranule), with
     // .sgpr_count already counting VCC, FLAT_SCRATCH and XNACK; gfx10+ hardware ignores the field.
     int64_t sgprs = std::max<int64_t>(1, std::stoll(md["sgpr_count"]));

@@ -141,7 +141,7 @@ void expect_matches_ptxas(const Cubin& c, const PtxasReport& report, const std::
 }
 
 // Parameters: one u64 per slot, packed from the PARAM_CBANK offset (where CUDA puts them on each arch:
-// shared/reference/nv-hopper.md, measured 0x160 on sm_80 and 0x210 on sm_90).
+// firmware-notes/nvidia-hopper.md §14, measured 0x160 on sm_80 and 0x210 on sm_90).
 void expect_kernel_shape(const Cubin& c, const std::string& name, int slots, const std::array<int64_t, 3>& local, const std::string& arch) {
   const CubinKernel& k = c.kernel(name);
   EXPECT_EQ(k.param_cbank_offset, arch == "sm_90" ? 0x210u : 0x160u) << name;

@@ -67,6 +67,8 @@ TEST(NvMemory, ThousandsOfSmallBuffersTakeOneRmAllocation) {
   for (int i = 0; i < 2000; i++) buffers.push_back(d->allocate_storage(100));
   EXPECT_EQ(machine.driver().rm_object_count() - objects_before, 1u) << "2000 buffers of 100 bytes share one 2 MiB chunk";
   for (size_t i = 1; i < buffers.size(); i++) ASSERT_EQ(buffers[i].address % 256, 0u);
+  buffers.push_back(d->allocate_storage(3 << 20));
+  EXPECT_EQ(buffers.back().address % (2 << 20), 0u) << "a buffer of a large page or more is aligned to one";
   for (const Device::Storage& s : buffers) d->release_storage(s);
   settle(*d);
   const SubAllocator::Stats s = d->heap_stats(/*system_memory=*/false);

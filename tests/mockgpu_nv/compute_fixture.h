@@ -22,6 +22,9 @@ struct KernelLaunch {
 
 class MockNvGpuComputeTest : public MockNvGpuTest {
  protected:
+  // The windows the NV backend programs at channel setup (tinygrad's values; the shared one 4 GiB aligned).
+  static constexpr std::uint64_t kSharedWindow = 0x729400000000ull;
+  static constexpr std::uint64_t kLocalWindow = 0x729300000000ull;
   std::uint64_t place_program(const std::string& ptx) {
     const Block text = take(ptx.size() + 1, 256);
     std::memcpy(text.cpu, ptx.data(), ptx.size());
@@ -63,7 +66,8 @@ class MockNvGpuComputeTest : public MockNvGpuTest {
   static std::vector<std::uint32_t> launch_words(std::uint64_t qmd_va,
                                                  nv::PcasAction action = nv::PcasAction::kInvalidateCopySchedule) {
     return join({nv::encode_set_object(nv::kSubchannelCompute, nv::HOPPER_COMPUTE_A),
-                 nv::encode_invalidate_shader_caches(), nv::encode_compute_launch(qmd_va, action)});
+                 nv::encode_set_shader_memory_windows(kSharedWindow, kLocalWindow), nv::encode_invalidate_shader_caches(),
+                 nv::encode_compute_launch(qmd_va, action)});
   }
   static nv::QmdRelease release_to(std::uint64_t va, std::uint64_t payload) {
     return {.enable = true, .address = va, .payload = payload, .timestamp = true, .payload64 = true};

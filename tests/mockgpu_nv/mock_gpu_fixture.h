@@ -84,8 +84,11 @@ class MockNvGpuTest : public ::testing::Test {
   void submit_entry(Ring& ring, std::uint64_t entry) {
     std::memcpy(ring.entries + 8 * ring.put, &entry, 8);
     ring.put = (ring.put + 1) % nv_driver_test::kRingEntries;
-    std::atomic_thread_fence(std::memory_order_seq_cst);
     for (const nv::SubmitWrite& w : nv::gpfifo_submit_writes(ring.put, nv_driver_test::kRingEntries, ring.token)) {
+      if (w.region == nv::SubmitRegion::kFence) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        continue;
+      }
       std::uint8_t* region =
           w.region == nv::SubmitRegion::kUserd ? ring.userd : reinterpret_cast<std::uint8_t*>(bring_.gpu_mmio);
       std::atomic_ref<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(region + w.offset))

@@ -1,5 +1,5 @@
-// Request numbers and struct layouts against /work/shared/reference/nv-hopper.md §4.1-4.5 (measured on the 580
-// headers) and tinygrad-hcq.md §6.
+// Request numbers and struct layouts against firmware-notes/nvidia-hopper.md §3-6 (measured by compiling the
+// open-gpu-kernel-modules 580.142 headers).
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -58,7 +58,7 @@ TEST(NvControlCommands, NumbersEqualTheNotes) {
 }
 
 // The headers static_assert every size and key offset; these repeat the ones that changed across driver versions
-// (nv-hopper.md §4.6), so a wrong edit shows up as a named test too.
+// (firmware-notes/nvidia-hopper.md §7), so a wrong edit shows up as a named test too.
 static_assert(sizeof(NVOS46_PARAMETERS) == 64);
 static_assert(sizeof(NV_VASPACE_ALLOCATION_PARAMETERS) == 56);
 static_assert(sizeof(NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS) == 3);

@@ -1,4 +1,4 @@
-// tinygrad's NV device bring-up (tinygrad-hcq.md §3.1-3.4) through kernel-interface/nvidia's wrappers. Tests take it
+// tinygrad's NV device bring-up (ops_nv.py:384-414, 590-666) through kernel-interface/nvidia's wrappers. Tests take it
 // step by step: open_driver(), then device(), then channels().
 #pragma once
 
@@ -26,7 +26,8 @@ using doorbell::kernel_interface::SeamFd;
 using doorbell::mockgpu::nv::MockGpuConfig;
 using doorbell::mockgpu::nv::MockNvDriver;
 
-// tinygrad's layout: low VAs for CPU-visible memory, gpfifo area of 3 MiB with two rings (§3.3-3.4).
+// tinygrad's layout: low VAs for CPU-visible memory, gpfifo area of 3 MiB with two rings (ops_nv.py:380,
+// 613-620; firmware-notes/nvidia-hopper.md §8).
 inline constexpr NvU64 kLowVaBase = 0x1000000000;
 inline constexpr NvU64 kGpfifoAreaSize = 0x300000;
 inline constexpr NvU32 kRingEntries = 0x10000;
@@ -64,7 +65,7 @@ class NvSequence {
     try {
       uvm.mm_initialize(uvm_fd2.get());
     } catch (const NvStatusError&) {
-      // tinygrad ignores a failing UVM_MM_INITIALIZE too (tinygrad-hcq.md §3.1 step 4).
+      // tinygrad ignores a failing UVM_MM_INITIALIZE too (tinygrad ops_nv.py:399-400).
     }
     const auto cards = rm.card_info();
     gpu_id = cards.at(0).gpu_id;

@@ -81,7 +81,7 @@ TEST_F(NvMemoryOnMock, HostMemoryDescriptorMapsTheCallersOwnPages) {
   const NvU32 flags = (NVOS02_FLAGS_PHYSICALITY_NONCONTIGUOUS << NVOS02_FLAGS_PHYSICALITY_SHIFT) |
                       (NVOS02_FLAGS_COHERENCY_CACHED << NVOS02_FLAGS_COHERENCY_SHIFT) |
                       (NVOS02_FLAGS_MAPPING_NO_MAP << NVOS02_FLAGS_MAPPING_SHIFT);
-  EXPECT_EQ(flags, 0x40001010u);  // tinygrad-hcq.md §3.3
+  EXPECT_EQ(flags, 0x40001010u);  // tinygrad ops_nv.py:488-489; firmware-notes/nvidia-hopper.md §5
   const NvHandle memory = nv.rm.alloc_memory(nv.dev_fd.get(), nv.nvdevice, NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, flags,
                                              nv_p64(host), 0x4000 - 1, 0x1001);
   EXPECT_EQ(memory, 0x1001u);

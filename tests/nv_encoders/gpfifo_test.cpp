@@ -62,10 +62,16 @@ TEST(GpfifoEntry, ControlEntryIsNotDecoded) {
   EXPECT_THROW(decode_gpfifo_entry(0x0000000400000000u), std::invalid_argument);
 }
 
-TEST(GpfifoSubmit, GpPutThenDoorbellWithTheWorkSubmitToken) {
+// UVM's order (ogkm kernel-open/nvidia-uvm/uvm_volta_host.c:31-45): entries, fence, GPPut, wmb(), doorbell. The
+// emulator runs in-process on coherent memory and cannot show a doorbell overtaking GPPut, so the order is checked
+// here, on the steps the device obeys one by one.
+TEST(GpfifoSubmit, FenceGpPutFenceThenDoorbellWithTheWorkSubmitToken) {
   const auto writes = gpfifo_submit_writes(5, 0x10000, 0xdeadbeef);
-  EXPECT_EQ(writes[0], (SubmitWrite{SubmitRegion::kUserd, 0x8c, 5}));
-  EXPECT_EQ(writes[1], (SubmitWrite{SubmitRegion::kUsermode, 0x90, 0xdeadbeef}));
+  ASSERT_EQ(writes.size(), 4u);
+  EXPECT_EQ(writes[0], (SubmitWrite{SubmitRegion::kFence, 0, 0}));
+  EXPECT_EQ(writes[1], (SubmitWrite{SubmitRegion::kUserd, 0x8c, 5}));
+  EXPECT_EQ(writes[2], (SubmitWrite{SubmitRegion::kFence, 0, 0})) << "a write barrier between GPPut and the doorbell";
+  EXPECT_EQ(writes[3], (SubmitWrite{SubmitRegion::kUsermode, 0x90, 0xdeadbeef}));
 }
 
 TEST(GpfifoSubmit, PutIndexOutsideTheRingThrows) {

@@ -121,6 +121,47 @@ TEST(ComputeCommands, InvalidateShaderCachesIsTinygradsBarrier) {
   EXPECT_EQ(encode_invalidate_shader_caches(), (Words{0x200125a6, 0x00001011}));
 }
 
+TEST(ComputeCommands, WaitForIdleIsAnImmediateZero) {
+  // IMMD_DATA_METHOD (4 << 29), data 0, subchannel 1, WAIT_FOR_IDLE 0x110 >> 2 = 0x44 (clcbc0.h:52)
+  EXPECT_EQ(encode_wait_for_idle(), (Words{0x80002044}));
+}
+
+TEST(ComputeCommands, InvalidateSkedCachesIsAnImmediateZero) {
+  // IMMD_DATA_METHOD, data 0, subchannel 1, INVALIDATE_SKED_CACHES 0x298 >> 2 = 0xa6 (clcbc0.h:386)
+  EXPECT_EQ(encode_invalidate_sked_caches(), (Words{0x800020a6}));
+}
+
+// The device reserves a command's declared size in its ring and the writer must fill exactly that.
+TEST(NvCommands, EachCommandFillsExactlyItsDeclaredSize) {
+  EXPECT_EQ(encode_semaphore_release(HOPPER_CHANNEL_GPFIFO_A, 0x1000, 1, true).size(), kSemaphoreWords);
+  EXPECT_EQ(encode_semaphore_acquire_geq(HOPPER_CHANNEL_GPFIFO_A, 0x1000, 1).size(), kSemaphoreWords);
+  EXPECT_EQ(encode_non_stall_interrupt().size(), kNonStallInterruptWords);
+  EXPECT_EQ(encode_host_sys_membar().size(), kHostSysMembarWords);
+  EXPECT_EQ(encode_set_object(1, HOPPER_COMPUTE_A).size(), kSetObjectWords);
+  EXPECT_EQ(encode_compute_launch(0x1000, PcasAction::kInvalidateCopySchedule).size(), kComputeLaunchWords);
+  EXPECT_EQ(encode_invalidate_shader_caches().size(), kInvalidateShaderCachesWords);
+  EXPECT_EQ(encode_wait_for_idle().size(), kWaitForIdleWords);
+  EXPECT_EQ(encode_invalidate_sked_caches().size(), kInvalidateSkedCachesWords);
+  EXPECT_EQ(encode_set_shader_memory_windows(0x729400000000, 0x729300000000).size(), kShaderMemoryWindowsWords);
+  EXPECT_EQ(encode_set_shader_local_memory(HOPPER_COMPUTE_A, {0x1000, 0x8000, 0xff}).size(), kShaderLocalMemoryWords);
+  EXPECT_EQ(encode_copy_semaphore_release(HOPPER_DMA_COPY_A, 0x1000, 1, true).size(), kCopySemaphoreWords);
+  for (uint64_t bytes : {uint64_t{0}, uint64_t{4}, kMaxCopyChunk, kMaxCopyChunk + 1, 3 * kMaxCopyChunk})
+    EXPECT_EQ(encode_copy_linear(HOPPER_DMA_COPY_A, 0x10000000000, 0x20000000000, bytes).size(), copy_linear_words(bytes)) << bytes;
+  // The payload words a bound queue patches.
+  const Words release = encode_semaphore_release(HOPPER_CHANNEL_GPFIFO_A, 0x1000, 0x1122334455667788, true);
+  EXPECT_EQ(release[kSemaphorePayloadWord], 0x55667788u);
+  EXPECT_EQ(release[kSemaphorePayloadWord + 1], 0x11223344u);
+}
+
+// A bad operand throws before the writer reserves anything, so the writer stays usable.
+TEST(NvCommands, ABadOperandLeavesTheWriterWithoutAnOpenReservation) {
+  PushBuffer pb;
+  EXPECT_THROW(write_semaphore_release(pb, HOPPER_CHANNEL_GPFIFO_A, 0x1008, 1, true), std::invalid_argument);
+  EXPECT_THROW(write_compute_launch(pb, 0x1080, PcasAction::kInvalidateCopySchedule), std::invalid_argument);
+  write_wait_for_idle(pb);
+  EXPECT_EQ(pb.words(), (Words{0x80002044}));
+}
+
 TEST(ComputeCommands, SharedAndLocalMemoryWindows) {
   // INC, 2 words, subchannel 1, SET_SHADER_SHARED_MEMORY_WINDOW_A 0x2a0 >> 2 = 0xa8: BASE_ADDRESS_UPPER 16:0, B;
   // INC, 2 words, SET_SHADER_LOCAL_MEMORY_WINDOW_A 0x7b0 >> 2 = 0x1ec: BASE_ADDRESS_UPPER 16:0, B

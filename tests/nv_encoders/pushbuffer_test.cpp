@@ -179,6 +179,24 @@ TEST(PushBuffer, CapacityAboveOneGpfifoEntryThrows) {
   EXPECT_THROW(PushBuffer(0), std::invalid_argument);
 }
 
+// The device's way: the writer fills a piece of its pushbuffer ring in place, with the same checks.
+TEST(PushBuffer, WritesIntoExternalMemoryWithinItsSizeAndLeavesTheRestAlone) {
+  std::vector<uint32_t> ring(8, 0xcccccccc);
+  PushBuffer pb(std::span<uint32_t>(ring.data() + 1, 5));
+  pb.inc(0, 0x5c, {1, 2});
+  pb.immediate(1, 0x2c0, 3);
+  EXPECT_EQ(pb.size(), 4u);
+  EXPECT_EQ(ring, (Words{0xcccccccc, 0x20020017, 1, 2, 0x800320b0, 0xcccccccc, 0xcccccccc, 0xcccccccc}));
+  const std::string message = error_of<std::length_error>([&] { pb.inc(0, 0x5c, {4}); });
+  EXPECT_TRUE(contains(message, "capacity")) << message;
+  EXPECT_EQ(ring[5], 0xccccccccu) << "nothing written past the external memory's end";
+  EXPECT_THROW(pb.words(), std::logic_error) << "the words are in the external memory";
+}
+
+TEST(PushBuffer, ExternalMemoryOfNoWordsThrows) {
+  EXPECT_THROW(PushBuffer(std::span<uint32_t>()), std::invalid_argument);
+}
+
 TEST(DecodePushbuffer, ReadsEachHeaderKindBack) {
   const Words words{0x20030017, 1,   2,   3,  // INC, subchannel 0, 0x5c
                     0x00000000,               // NVC56F_DMA_NOP

@@ -101,7 +101,7 @@ TEST(QmdV04, QmdTypeQueueLeavesTheTypeBitsClear) {
 TEST(QmdV04, ConstantBufferSizeIsRoundedUpToSixteenBytes) {
   QmdLaunch launch;
   launch.constant_buffer0_address = 0x1000;
-  launch.constant_buffer0_size = 548;  // a 20-byte parameter list on sm_90 (nv-hopper.md 2.5)
+  launch.constant_buffer0_size = 548;  // a 20-byte parameter list on sm_90 (firmware-notes/nvidia-hopper.md §14)
   const Qmd words = encode_qmd_v04(launch);
   EXPECT_EQ(words[48], 0x40u);        // 0x1000 >> 6
   EXPECT_EQ(words[49], 0x01180000u);  // SIZE_SHIFTED4(0) 1599:1587 = (548 + 15) >> 4 = 35 = 0x23, at bit 19

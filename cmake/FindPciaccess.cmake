@@ -1,0 +1,15 @@
+# Finds libpciaccess (Debian: libpciaccess-dev) through pkg-config and makes the imported target Pciaccess::Pciaccess.
+# Sets Pciaccess_FOUND; quiet when pkg-config itself is absent (a GPU machine with only a compiler, CMake and ninja).
+find_package(PkgConfig QUIET)
+if(PKG_CONFIG_FOUND)
+  pkg_check_modules(doorbell_pc_pciaccess QUIET IMPORTED_TARGET pciaccess)
+endif()
+set(Pciaccess_FOUND FALSE)
+if(doorbell_pc_pciaccess_FOUND)
+  set(Pciaccess_FOUND TRUE)
+  set(Pciaccess_VERSION "${doorbell_pc_pciaccess_VERSION}")
+  if(NOT TARGET Pciaccess::Pciaccess)
+    add_library(Pciaccess::Pciaccess INTERFACE IMPORTED)
+    target_link_libraries(Pciaccess::Pciaccess INTERFACE PkgConfig::doorbell_pc_pciaccess)
+  endif()
+endif()
