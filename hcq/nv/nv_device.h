@@ -89,7 +89,8 @@ class NvDevice final : public Device {
 
   // Video memory (default) or GPU-visible host memory, mapped for the host too, 256-byte aligned (2 MiB-aligned
   // from 2 MiB on): a block of one of the device's two sub-allocators (hcq/suballocator.h; chunks from RM), or with
-  // sub-allocation off an RM allocation of its own. `memory.handle` is the RM allocation it lies in; the device knows it by `memory.va`.
+  // sub-allocation off an RM allocation of its own. `memory.handle` is the RM allocation it lies in; the device
+  // knows it by `memory.va`.
   // Throws OutOfDeviceMemory naming the request, what is free and RM's answer.
   NvMemory alloc(uint64_t size, bool system_memory = false);
   // Lets the memory go: freed at once when no submitted command may touch it, else once the work submitted so far
