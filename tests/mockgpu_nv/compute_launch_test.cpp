@@ -138,7 +138,9 @@ TEST_F(MockNvGpuComputeTest, AllThreeQmdReleasesFireWithTheirStructureSizes) {
       .enable = true, .address = two.va, .payload = 0x2200000022ull, .timestamp = false, .payload64 = true};
   q.releases[2] = {.enable = true, .address = one.va, .payload = 33, .timestamp = false, .payload64 = false};
   submit(compute_, launch_words(place_qmd(nv::encode_qmd_v04(q))));
-  ASSERT_TRUE(wait_drained(compute_));
+  // The releases fire in order once the grid completed; GPGet reaching GPPut says only that the host unit fetched
+  // the entry (the engine may still hold the grid), so wait for the last release's word.
+  ASSERT_TRUE(wait_value(one.cpu, 0xffffffff00000021ull)) << first_fault();
   ASSERT_TRUE(gpu_->faults().empty()) << first_fault();
   EXPECT_EQ(load64(four.cpu), 11u);
   EXPECT_NE(load64(four.cpu + 8), 0u);
