@@ -208,10 +208,13 @@ NvMemory NvSession::alloc_at(uint64_t size, uint64_t va, bool system_memory) {
                       NVOS46_FLAGS_DMA_OFFSET_FIXED_TRUE;
   m.va = rm_->map_memory_dma(device_, virtmem_, m.handle, size, flags, va);
   uvm_->map_external_allocation(va, size, uuid_, ctl_.get(), root_, m.handle);
-  // tinygrad maps system memory through the ctl fd and video memory through a fresh /dev/nvidiaN fd
-  kernel_interface::SeamFd map_fd;
-  if (!system_memory) map_fd = new_gpu_fd();
-  m.cpu = static_cast<uint8_t*>(rm_->map_memory(device_, m.handle, size, system_memory ? ctl_.get() : map_fd.get()));
+  // A fresh fd per CPU mapping: the driver gives an fd one mmap context for its whole life and answers a second
+  // RM_MAP_MEMORY naming it with NV_ERR_STATE_IN_USE (ogkm kernel-open/nvidia/nv-usermap.c:53-57; cleared only when
+  // the file is freed, nv.c nv_free_file_private). System memory maps through /dev/nvidiactl, video memory through
+  // /dev/nvidiaN (tinygrad ops_nv.py _gpu_map_to_cpu). The fd closes after mmap: the mapping holds its own reference
+  // to the file (nv-mmap.c nvidia_vma_release reads it through the vma), as tinygrad closed it after mmap.
+  kernel_interface::SeamFd map_fd = system_memory ? kernel_interface::SeamFd(seam_, "/dev/nvidiactl", O_RDWR | O_CLOEXEC) : new_gpu_fd();
+  m.cpu = static_cast<uint8_t*>(rm_->map_memory(device_, m.handle, size, map_fd.get()));
   live_.push_back(m);
   return m;
 }

@@ -176,7 +176,21 @@ int MockNvDriver::rm_escape(int fd, OpenFile& file, unsigned long request, void*
         args.params.status = NV_ERR_INVALID_ARGUMENT;  // the fd to mmap must be an NVIDIA fd
         return 0;
       }
-      if (auto context = rm_.map_memory(args.params)) target->second.map_context = context;
+      std::optional<CpuMapContext> context = rm_.map_memory(args.params);
+      if (!context) return 0;
+      // System memory's mmap context goes to a /dev/nvidiactl fd, video memory's and the usermode region's to a
+      // /dev/nvidiaN fd (ogkm osapi.c:2277, :2341); nv_get_file_private finds no file of the other kind.
+      if ((target->second.kind == FileKind::kControl) != context->system_memory) {
+        args.params.status = NV_ERR_INVALID_ARGUMENT;
+        return 0;
+      }
+      // An fd carries one mmap context for its whole life: valid from the first RM_MAP_MEMORY naming it until the
+      // fd is closed, never consumed by mmap (ogkm kernel-open/nvidia/nv-usermap.c:53-57, :97; nv.c:1053).
+      if (target->second.map_context) {
+        args.params.status = NV_ERR_STATE_IN_USE;
+        return 0;
+      }
+      target->second.map_context = context;
       return 0;
     }
     case NV_ESC_RM_UNMAP_MEMORY:
@@ -246,7 +260,6 @@ void* MockNvDriver::mmap(void* addr, std::size_t length, int prot, int flags, in
   const int map_flags = MAP_SHARED | (flags & MAP_FIXED);
   void* result = ::mmap(addr, length, prot, map_flags, context.memfd, static_cast<off_t>(context.offset + start));
   if (result == MAP_FAILED) return fail(errno);
-  it->second.map_context.reset();  // one mapping per RM_MAP_MEMORY, as the driver's mmap context is consumed
   return result;
 }
 

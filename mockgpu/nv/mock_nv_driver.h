@@ -42,8 +42,10 @@ class MockNvDriver final : public kernel_interface::SyscallSeam {
   explicit MockNvDriver(MockGpuConfig config = {});
   ~MockNvDriver() override;
 
-  // SyscallSeam. mmap of an RM fd maps what the last RM_MAP_MEMORY naming that fd asked for (the same host memory
-  // the GPU sees); an anonymous mmap (fd -1, MAP_ANONYMOUS) and munmap go to the kernel.
+  // SyscallSeam. mmap of an RM fd maps what the one RM_MAP_MEMORY naming that fd asked for (the same host memory
+  // the GPU sees), as often as asked; a second RM_MAP_MEMORY naming the fd answers NV_ERR_STATE_IN_USE, as the
+  // driver keeps one mmap context per fd for the fd's life. An anonymous mmap (fd -1, MAP_ANONYMOUS) and munmap go
+  // to the kernel.
   int open(const std::string& path, int flags) override;
   int ioctl(int fd, unsigned long request, void* arg) override;
   ssize_t read(int fd, void* buffer, std::size_t length) override;
@@ -82,7 +84,7 @@ class MockNvDriver final : public kernel_interface::SyscallSeam {
   struct OpenFile {
     FileKind kind = FileKind::kControl;
     std::size_t read_position = 0;
-    std::optional<CpuMapContext> map_context;  // set by RM_MAP_MEMORY naming this fd
+    std::optional<CpuMapContext> map_context;  // set by the one RM_MAP_MEMORY naming this fd, kept until close
     bool registered = false;                   // REGISTER_FD done on this /dev/nvidiaN fd
   };
 

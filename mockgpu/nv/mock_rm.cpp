@@ -421,7 +421,7 @@ std::optional<CpuMapContext> MockRm::map_memory(NVOS33_PARAMETERS& args) {
       return NV_ERR_INVALID_LIMIT;
     }
     const int memfd = is_usermode_class(memory->hclass) ? usermode_.backing().fd() : memory->backing->fd();
-    context = CpuMapContext{memfd, args.offset, args.length};
+    context = CpuMapContext{memfd, args.offset, args.length, memory->hclass == NV1_MEMORY_SYSTEM};
     // RM ignores the caching type asked for (escape.c); report what it uses.
     args.flags = (args.flags & ~(7u << NVOS33_FLAGS_CACHING_TYPE_SHIFT)) |
                  (NVOS33_FLAGS_CACHING_TYPE_DEFAULT << NVOS33_FLAGS_CACHING_TYPE_SHIFT);

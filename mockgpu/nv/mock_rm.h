@@ -64,6 +64,7 @@ struct CpuMapContext {
   int memfd = -1;
   NvU64 offset = 0;  // into the memfd
   NvU64 length = 0;
+  bool system_memory = false;  // NV1_MEMORY_SYSTEM: mapped through a /dev/nvidiactl fd, anything else a /dev/nvidiaN one
 };
 
 class MockRm {

@@ -117,11 +117,10 @@ class NvSequence {
                         NVOS46_FLAGS_CACHE_SNOOP_ENABLE | NVOS46_FLAGS_DMA_OFFSET_FIXED_TRUE;
     buffer.va = rm.map_memory_dma(nvdevice, virtmem, buffer.memory, size, flags, va);
     uvm.map_external_allocation(va, size, uuid, ctl.get(), root, buffer.memory);
-    // tinygrad maps system memory through the ctl fd and video memory through a fresh /dev/nvidiaN fd.
-    SeamFd map_fd;
-    if (!system_memory) map_fd = new_gpu_fd();
-    const int fd = system_memory ? ctl.get() : map_fd.get();
-    buffer.cpu = static_cast<std::uint8_t*>(rm.map_memory(nvdevice, buffer.memory, size, fd));
+    // One fd per CPU mapping (an fd carries one mmap context for its life): a fresh /dev/nvidiactl fd for system
+    // memory, a fresh /dev/nvidiaN fd for video memory (tinygrad's _gpu_map_to_cpu); closed once mapped.
+    SeamFd map_fd = system_memory ? SeamFd(seam, "/dev/nvidiactl", O_RDWR) : new_gpu_fd();
+    buffer.cpu = static_cast<std::uint8_t*>(rm.map_memory(nvdevice, buffer.memory, size, map_fd.get()));
     cpu_mappings.push_back(buffer);
     return buffer;
   }
