@@ -27,6 +27,7 @@ constexpr uint64_t kCopyUserdOffset = 0x180000;
 constexpr uint64_t kUvmChannelVaBase = kLowVaBase + 0x10000000;
 constexpr uint64_t kUvmChannelRangeSize = 0x4000000;
 constexpr uint64_t kFirstAllocVa = kLowVaBase + 0x20000000;
+constexpr uint64_t kNotifierSize = 0x10000;  // each channel's error notifier, above the GPFIFO area
 
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
@@ -105,13 +106,14 @@ NvSession::NvSession(kernel_interface::SyscallSeam& seam, int gpu_index)
   group_params.engineType = NV2080_ENGINE_TYPE_GRAPHICS;
   channel_group_ = rm_->alloc(device_, KEPLER_CHANNEL_GROUP_A, group_params);
   gpfifo_area_ = alloc_at(kGpfifoAreaSize, kLowVaBase, false);
-  notifier_ = alloc_at(0x10000, kLowVaBase + kGpfifoAreaSize, true);
+  compute_notifier_ = alloc_at(kNotifierSize, kLowVaBase + kGpfifoAreaSize, true);
+  copy_notifier_ = alloc_at(kNotifierSize, kLowVaBase + kGpfifoAreaSize + kNotifierSize, true);
   NV_CTXSHARE_ALLOCATION_PARAMETERS share_params{};
   share_params.hVASpace = vaspace_;
   share_params.flags = NV_CTXSHARE_ALLOCATION_FLAGS_SUBCONTEXT_ASYNC;
   ctxshare_ = rm_->alloc(channel_group_, FERMI_CONTEXT_SHARE_A, share_params);
-  make_channel(0, kComputeUserdOffset, classes_.compute, kUvmChannelVaBase, compute_);
-  make_channel(kCopyRingOffset, kCopyUserdOffset, classes_.copy, kUvmChannelVaBase + kUvmChannelRangeSize, copy_);
+  make_channel(0, kComputeUserdOffset, classes_.compute, kUvmChannelVaBase, compute_notifier_, compute_);
+  make_channel(kCopyRingOffset, kCopyUserdOffset, classes_.copy, kUvmChannelVaBase + kUvmChannelRangeSize, copy_notifier_, copy_);
   make_debugger(offered);
   rm_->schedule_channel_group(channel_group_);
   next_va_ = kFirstAllocVa;
@@ -175,8 +177,8 @@ kernel_interface::SeamFd NvSession::new_gpu_fd() {
 }
 
 ki::NvHandle NvSession::make_channel(uint64_t ring_offset, uint64_t userd_offset, uint32_t engine_class, uint64_t uvm_va,
-                                     NvChannel& out) {
-  NV_CHANNEL_ALLOC_PARAMS params = channel_allocation_params(notifier_.handle, gpfifo_area_.handle, gpfifo_area_.va + ring_offset,
+                                     const NvMemory& notifier, NvChannel& out) {
+  NV_CHANNEL_ALLOC_PARAMS params = channel_allocation_params(notifier.handle, gpfifo_area_.handle, gpfifo_area_.va + ring_offset,
                                                              kRingEntries, ctxshare_, gpfifo_area_.handle, userd_offset);
   out.handle = rm_->alloc(channel_group_, classes_.gpfifo, params);
   out.engine_object = rm_->alloc(out.handle, engine_class);
@@ -186,6 +188,7 @@ ki::NvHandle NvSession::make_channel(uint64_t ring_offset, uint64_t userd_offset
   out.ring_entries = kRingEntries;
   out.userd = gpfifo_area_.cpu + userd_offset;
   out.token = rm_->work_submit_token(out.handle);
+  out.error_notifier = notifier.cpu;
   return out.handle;
 }
 

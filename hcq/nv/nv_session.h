@@ -36,6 +36,10 @@ struct NvChannel {
   uint32_t ring_entries = 0;
   uint8_t* userd = nullptr;    // CPU view of USERD
   uint32_t token = 0;          // written to the usermode doorbell
+  // CPU view of this channel's own error notifier (its hObjectError), where RM writes an NvNotification when the
+  // channel faults: one per channel, as tinygrad gives each GPFIFO its own (ops_nv.py:642-643), so a report names
+  // the channel that faulted.
+  const uint8_t* error_notifier = nullptr;
 };
 
 // The classes a session drives, the newest the GPU offers: Hopper, else Ada/Ampere (tinygrad-hcq.md §3.2).
@@ -68,7 +72,6 @@ class NvSession {
   volatile uint32_t* doorbell() const;   // the usermode region's NOTIFY_CHANNEL_PENDING register
   uint32_t gpu_arch() const { return gpu_arch_; }  // SM version from GR info, e.g. 0x900
   const NvClasses& classes() const { return classes_; }
-  const uint8_t* error_notifier() const { return notifier_.cpu; }  // both channels' hObjectError
   // The MMU faults RM recorded for the compute object's context (its GT200_DEBUGGER's READ_MMU_FAULT_INFO), oldest
   // first: a kernel's access to an unmapped address, with the address. Throws naming why when there is no debugger.
   std::vector<ki::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY> mmu_faults();
@@ -82,7 +85,7 @@ class NvSession {
   NvMemory alloc_at(uint64_t size, uint64_t va, bool system_memory);
   kernel_interface::SeamFd new_gpu_fd();
   ki::NvHandle make_channel(uint64_t ring_offset, uint64_t userd_offset, uint32_t engine_class, uint64_t uvm_va,
-                            NvChannel& out);
+                            const NvMemory& notifier, NvChannel& out);
   void make_debugger(const std::vector<ki::NvU32>& offered);
 
   kernel_interface::SyscallSeam& seam_;
@@ -98,7 +101,7 @@ class NvSession {
   uint32_t gpu_id_ = 0, gpu_arch_ = 0;
   NvClasses classes_;
   uint32_t* usermode_mmio_ = nullptr;
-  NvMemory gpfifo_area_, notifier_;
+  NvMemory gpfifo_area_, compute_notifier_, copy_notifier_;
   NvChannel compute_, copy_;
   uint64_t next_va_ = 0;
   std::vector<NvMemory> live_;
