@@ -24,9 +24,14 @@ constexpr uint32_t kRingEntries = 0x10000;
 constexpr uint64_t kComputeUserdOffset = 0x80000;
 constexpr uint64_t kCopyRingOffset = 0x100000;
 constexpr uint64_t kCopyUserdOffset = 0x180000;
-constexpr uint64_t kUvmChannelVaBase = kLowVaBase + 0x10000000;
+constexpr uint64_t kUvmChannelVaOffset = 0x10000000;
 constexpr uint64_t kUvmChannelRangeSize = 0x4000000;
-constexpr uint64_t kFirstAllocVa = kLowVaBase + 0x20000000;
+constexpr uint64_t kFirstAllocVaOffset = 0x20000000;
+// Each GPU of the process gets its own 4 TiB window of VAs, GPU i's from kLowVaBase + i * kGpuVaWindow: UVM external
+// ranges and channel ranges must not overlap across the process (tinygrad allocates every device's VAs from one
+// process-wide allocator, ops_nv.py uvm_vaddr_allocator); 16 windows stay below 2^47, the x86-64 user VA limit.
+constexpr uint64_t kGpuVaWindow = 0x40000000000;
+constexpr int kMaxGpuWindows = 16;
 constexpr uint64_t kNotifierSize = 0x10000;  // each channel's error notifier, above the GPFIFO area
 
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
@@ -66,6 +71,10 @@ NvSession::NvSession(kernel_interface::SyscallSeam& seam, int gpu_index)
   if (gpu_index < 0 || static_cast<size_t>(gpu_index) >= cards.size())
     throw std::runtime_error("NV:" + std::to_string(gpu_index) + ": the driver reports " + std::to_string(cards.size()) +
                              " GPU" + (cards.size() == 1 ? "" : "s") + " (NV_ESC_CARD_INFO); expected an index below that");
+  if (gpu_index >= kMaxGpuWindows)
+    throw std::runtime_error("NV:" + std::to_string(gpu_index) + ": doorbell gives GPUs 0 to " + std::to_string(kMaxGpuWindows - 1) +
+                             " a VA window each; expected an index below " + std::to_string(kMaxGpuWindows));
+  va_base_ = kLowVaBase + static_cast<uint64_t>(gpu_index) * kGpuVaWindow;
   gpu_id_ = cards.at(static_cast<size_t>(gpu_index)).gpu_id;
   device_path_ = "/dev/nvidia" + std::to_string(cards.at(static_cast<size_t>(gpu_index)).minor_number);
   dev_fd_ = kernel_interface::SeamFd(seam, device_path_, O_RDWR | O_CLOEXEC);
@@ -105,18 +114,19 @@ NvSession::NvSession(kernel_interface::SyscallSeam& seam, int gpu_index)
   NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS group_params{};
   group_params.engineType = NV2080_ENGINE_TYPE_GRAPHICS;
   channel_group_ = rm_->alloc(device_, KEPLER_CHANNEL_GROUP_A, group_params);
-  gpfifo_area_ = alloc_at(kGpfifoAreaSize, kLowVaBase, false);
-  compute_notifier_ = alloc_at(kNotifierSize, kLowVaBase + kGpfifoAreaSize, true);
-  copy_notifier_ = alloc_at(kNotifierSize, kLowVaBase + kGpfifoAreaSize + kNotifierSize, true);
+  gpfifo_area_ = alloc_at(kGpfifoAreaSize, va_base_, false);
+  compute_notifier_ = alloc_at(kNotifierSize, va_base_ + kGpfifoAreaSize, true);
+  copy_notifier_ = alloc_at(kNotifierSize, va_base_ + kGpfifoAreaSize + kNotifierSize, true);
   NV_CTXSHARE_ALLOCATION_PARAMETERS share_params{};
   share_params.hVASpace = vaspace_;
   share_params.flags = NV_CTXSHARE_ALLOCATION_FLAGS_SUBCONTEXT_ASYNC;
   ctxshare_ = rm_->alloc(channel_group_, FERMI_CONTEXT_SHARE_A, share_params);
-  make_channel(0, kComputeUserdOffset, classes_.compute, kUvmChannelVaBase, compute_notifier_, compute_);
-  make_channel(kCopyRingOffset, kCopyUserdOffset, classes_.copy, kUvmChannelVaBase + kUvmChannelRangeSize, copy_notifier_, copy_);
+  make_channel(0, kComputeUserdOffset, classes_.compute, va_base_ + kUvmChannelVaOffset, compute_notifier_, compute_);
+  make_channel(kCopyRingOffset, kCopyUserdOffset, classes_.copy, va_base_ + kUvmChannelVaOffset + kUvmChannelRangeSize,
+               copy_notifier_, copy_);
   make_debugger(offered);
   rm_->schedule_channel_group(channel_group_);
-  next_va_ = kFirstAllocVa;
+  next_va_ = va_base_ + kFirstAllocVaOffset;
 }
 
 NvSession::~NvSession() {
@@ -195,6 +205,9 @@ ki::NvHandle NvSession::make_channel(uint64_t ring_offset, uint64_t userd_offset
 NvMemory NvSession::alloc(uint64_t size, bool system_memory) {
   if (size == 0) throw std::invalid_argument("NV: an allocation of 0 bytes; expected at least 1");
   const uint64_t page = system_memory ? 0x1000 : 0x200000;
+  if (round_up(size, page) > va_base_ + kGpuVaWindow - next_va_)
+    throw std::runtime_error("NV: an allocation of " + std::to_string(size) + " bytes does not fit the rest of this GPU's " +
+                             std::to_string(kGpuVaWindow >> 40) + " TiB VA window");
   NvMemory m = alloc_at(round_up(size, page), next_va_, system_memory);
   next_va_ += round_up(m.size, 0x200000);
   return m;

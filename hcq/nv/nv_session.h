@@ -103,6 +103,7 @@ class NvSession {
   uint32_t* usermode_mmio_ = nullptr;
   NvMemory gpfifo_area_, compute_notifier_, copy_notifier_;
   NvChannel compute_, copy_;
+  uint64_t va_base_ = 0;  // this GPU's window of the process's GPU VAs
   uint64_t next_va_ = 0;
   std::vector<NvMemory> live_;
 };

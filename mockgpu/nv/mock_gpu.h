@@ -65,6 +65,8 @@ class MockNvGpu {
     // How long the thread sleeps between re-checks while every channel is stalled or idle (also the bound on how
     // late it notices a stop request).
     std::chrono::microseconds idle_slice{50};
+    // Which of the driver's GPUs this is (MockNvDriver with several GPUs: one MockNvGpu, one thread, per GPU).
+    int gpu = 0;
   };
 
   explicit MockNvGpu(MockNvDriver& driver) : MockNvGpu(driver, Options{}) {}
