@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <unordered_map>
@@ -134,6 +135,11 @@ class LinearRunner {
   void copy(const UOp& call) {
     if (call.src().size() != 3)
       throw std::invalid_argument("run_linear: expected CALL(COPY, destination, source), got " + print_node(call));
+    if (override_ == nullptr) {
+      Device& to = buffer_device(call.src(1));
+      Device& from = buffer_device(call.src(2));
+      if (&to != &from) return copy_between_devices(call, to, from);
+    }
     Device& d = use(call);
     std::span<std::byte> dst = buffer_bytes(call.src(1)), src = buffer_bytes(call.src(2));
     if (dst.size() != src.size())
@@ -159,6 +165,28 @@ class LinearRunner {
       d.synchronize();
       report();
     }
+  }
+
+  // The device a buffer names (the default device when it names none).
+  static Device& buffer_device(const UOp& buffer) {
+    return call_device(UOp::make(Ops::CALL, dtypes::void_, {UOp::make(Ops::COPY, dtypes::void_, {}), buffer}));
+  }
+
+  // A COPY between two devices goes through host memory: every device's buffers are mapped for the host
+  // (host_buffers.h), so once both devices finished what they were given, the host copies the bytes. No device
+  // reads another's memory: peer access (UVM_ENABLE_PEER_ACCESS on NV) is not set up.
+  void copy_between_devices(const UOp& call, Device& to, Device& from) {
+    std::span<std::byte> dst = buffer_bytes(call.src(1)), src = buffer_bytes(call.src(2));
+    if (dst.size() != src.size())
+      throw std::invalid_argument("run_linear: COPY of " + std::to_string(src.size()) + " bytes into a buffer of " +
+                                  std::to_string(dst.size()) + " bytes; expected equal sizes");
+    flush();
+    from.synchronize();
+    to.synchronize();  // nothing queued on the destination may still read or write its buffer
+    if (debug_level() >= 1)
+      std::fprintf(stderr, "copy: %zu bytes %s -> %s through host memory (no peer access)\n", src.size(), from.name().c_str(),
+                   to.name().c_str());
+    std::memcpy(dst.data(), src.data(), src.size());
   }
 
   // The timings of what just finished, printed at DEBUG=2.

@@ -27,10 +27,16 @@ constexpr uint64_t kCopyUserdOffset = 0x180000;
 constexpr uint64_t kUvmChannelVaOffset = 0x10000000;
 constexpr uint64_t kUvmChannelRangeSize = 0x4000000;
 constexpr uint64_t kFirstAllocVaOffset = 0x20000000;
-// Each GPU of the process gets its own 4 TiB window of VAs, GPU i's from kLowVaBase + i * kGpuVaWindow: UVM external
-// ranges and channel ranges must not overlap across the process (tinygrad allocates every device's VAs from one
-// process-wide allocator, ops_nv.py uvm_vaddr_allocator); 16 windows stay below 2^47, the x86-64 user VA limit.
-constexpr uint64_t kGpuVaWindow = 0x40000000000;
+// Each GPU of the process gets windows of VAs of its own: UVM external and channel ranges must not overlap across the
+// process (tinygrad allocates every device's VAs from process-wide allocators, ops_nv.py low_uvm_vaddr_allocator and
+// uvm_vaddr_allocator). GPU i's low window (32 GiB from kLowVaBase + i * kLowVaWindow) holds its channels and its
+// GPU-visible host memory, where pushbuffers and QMDs live: GP entries and SEND_PCAS take 40-bit addresses
+// (clc86f.h GP_ENTRY1_GET_HI 7:0, open-gpu-doc clcbc0.h:422-423), so it stays below 2^40 as tinygrad keeps its
+// system mappings in 0x1000000000-0x2000000000. Its high window (4 TiB from 2^40 + i * kHighVaWindow) holds video
+// memory. 16 GPUs' windows stay below 2^47, the x86-64 user address limit.
+constexpr uint64_t kLowVaWindow = 0x800000000;
+constexpr uint64_t kHighVaBase = 0x10000000000;
+constexpr uint64_t kHighVaWindow = 0x40000000000;
 constexpr int kMaxGpuWindows = 16;
 constexpr uint64_t kNotifierSize = 0x10000;  // each channel's error notifier, above the GPFIFO area
 
@@ -74,7 +80,8 @@ NvSession::NvSession(kernel_interface::SyscallSeam& seam, int gpu_index)
   if (gpu_index >= kMaxGpuWindows)
     throw std::runtime_error("NV:" + std::to_string(gpu_index) + ": doorbell gives GPUs 0 to " + std::to_string(kMaxGpuWindows - 1) +
                              " a VA window each; expected an index below " + std::to_string(kMaxGpuWindows));
-  va_base_ = kLowVaBase + static_cast<uint64_t>(gpu_index) * kGpuVaWindow;
+  va_base_ = kLowVaBase + static_cast<uint64_t>(gpu_index) * kLowVaWindow;
+  high_va_base_ = kHighVaBase + static_cast<uint64_t>(gpu_index) * kHighVaWindow;
   gpu_id_ = cards.at(static_cast<size_t>(gpu_index)).gpu_id;
   device_path_ = "/dev/nvidia" + std::to_string(cards.at(static_cast<size_t>(gpu_index)).minor_number);
   dev_fd_ = kernel_interface::SeamFd(seam, device_path_, O_RDWR | O_CLOEXEC);
@@ -127,6 +134,7 @@ NvSession::NvSession(kernel_interface::SyscallSeam& seam, int gpu_index)
   make_debugger(offered);
   rm_->schedule_channel_group(channel_group_);
   next_va_ = va_base_ + kFirstAllocVaOffset;
+  next_high_va_ = high_va_base_;
 }
 
 NvSession::~NvSession() {
@@ -205,11 +213,14 @@ ki::NvHandle NvSession::make_channel(uint64_t ring_offset, uint64_t userd_offset
 NvMemory NvSession::alloc(uint64_t size, bool system_memory) {
   if (size == 0) throw std::invalid_argument("NV: an allocation of 0 bytes; expected at least 1");
   const uint64_t page = system_memory ? 0x1000 : 0x200000;
-  if (round_up(size, page) > va_base_ + kGpuVaWindow - next_va_)
+  uint64_t& next = system_memory ? next_va_ : next_high_va_;
+  const uint64_t end = system_memory ? va_base_ + kLowVaWindow : high_va_base_ + kHighVaWindow;
+  if (round_up(size, page) > end - next)
     throw std::runtime_error("NV: an allocation of " + std::to_string(size) + " bytes does not fit the rest of this GPU's " +
-                             std::to_string(kGpuVaWindow >> 40) + " TiB VA window");
-  NvMemory m = alloc_at(round_up(size, page), next_va_, system_memory);
-  next_va_ += round_up(m.size, 0x200000);
+                             std::to_string((system_memory ? kLowVaWindow : kHighVaWindow) >> 30) + " GiB window of " +
+                             (system_memory ? "host" : "video") + " memory VAs");
+  NvMemory m = alloc_at(round_up(size, page), next, system_memory);
+  next += round_up(m.size, 0x200000);
   return m;
 }
 

@@ -103,8 +103,8 @@ class NvSession {
   uint32_t* usermode_mmio_ = nullptr;
   NvMemory gpfifo_area_, compute_notifier_, copy_notifier_;
   NvChannel compute_, copy_;
-  uint64_t va_base_ = 0;  // this GPU's window of the process's GPU VAs
-  uint64_t next_va_ = 0;
+  uint64_t va_base_ = 0, high_va_base_ = 0;  // this GPU's windows of the process's GPU VAs (host, video memory)
+  uint64_t next_va_ = 0, next_high_va_ = 0;
   std::vector<NvMemory> live_;
 };
 
