@@ -3,7 +3,9 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <bitset>
 #include <cstdio>
+#include <mutex>
 #include <stdexcept>
 
 #include "kernel-interface/nvidia/alloc_params.h"
@@ -27,17 +29,46 @@ constexpr uint64_t kCopyUserdOffset = 0x180000;
 constexpr uint64_t kUvmChannelVaOffset = 0x10000000;
 constexpr uint64_t kUvmChannelRangeSize = 0x4000000;
 constexpr uint64_t kFirstAllocVaOffset = 0x20000000;
-// Each GPU of the process gets windows of VAs of its own: UVM external and channel ranges must not overlap across the
-// process (tinygrad allocates every device's VAs from process-wide allocators, ops_nv.py low_uvm_vaddr_allocator and
-// uvm_vaddr_allocator). GPU i's low window (32 GiB from kLowVaBase + i * kLowVaWindow) holds its channels and its
-// GPU-visible host memory, where pushbuffers and QMDs live: GP entries and SEND_PCAS take 40-bit addresses
-// (clc86f.h GP_ENTRY1_GET_HI 7:0, open-gpu-doc clcbc0.h:422-423), so it stays below 2^40 as tinygrad keeps its
-// system mappings in 0x1000000000-0x2000000000. Its high window (4 TiB from 2^40 + i * kHighVaWindow) holds video
-// memory. 16 GPUs' windows stay below 2^47, the x86-64 user address limit.
+// Each session of the process takes VA windows of its own (slot i of kMaxVaWindows while it lives): UVM external and
+// channel ranges must not overlap across the process, whichever GPU they are on (tinygrad allocates every device's
+// VAs from process-wide allocators, ops_nv.py low_uvm_vaddr_allocator and uvm_vaddr_allocator). Slot i's low window
+// (32 GiB from kLowVaBase + i * kLowVaWindow) holds the channels and the GPU-visible host memory, where pushbuffers and
+// QMDs live: GP entries and SEND_PCAS take 40-bit addresses (clc86f.h GP_ENTRY1_GET_HI 7:0, open-gpu-doc
+// clcbc0.h:422-423), so it stays below 2^40 as tinygrad keeps its system mappings in 0x1000000000-0x2000000000. Its
+// high window (4 TiB from 2^40 + i * kHighVaWindow) holds video memory. 16 slots stay below 2^47, the x86-64 user
+// address limit.
 constexpr uint64_t kLowVaWindow = 0x800000000;
 constexpr uint64_t kHighVaBase = 0x10000000000;
 constexpr uint64_t kHighVaWindow = 0x40000000000;
-constexpr int kMaxGpuWindows = 16;
+constexpr int kMaxVaWindows = 16;
+
+std::mutex g_va_windows_mutex;
+std::bitset<kMaxVaWindows> g_va_windows_taken;
+
+}  // namespace
+
+// A slot of the process's VA windows, held while the session lives.
+struct NvSession::VaWindow {
+  int slot = -1;
+  VaWindow() {
+    std::lock_guard lock(g_va_windows_mutex);
+    for (int i = 0; i < kMaxVaWindows; ++i)
+      if (!g_va_windows_taken.test(static_cast<size_t>(i))) {
+        g_va_windows_taken.set(static_cast<size_t>(i));
+        slot = i;
+        return;
+      }
+    throw std::runtime_error("NV: all " + std::to_string(kMaxVaWindows) + " GPU VA windows of this process are held by open NV devices; close one first");
+  }
+  ~VaWindow() {
+    std::lock_guard lock(g_va_windows_mutex);
+    g_va_windows_taken.reset(static_cast<size_t>(slot));
+  }
+  VaWindow(const VaWindow&) = delete;
+  VaWindow& operator=(const VaWindow&) = delete;
+};
+
+namespace {
 constexpr uint64_t kNotifierSize = 0x10000;  // each channel's error notifier, above the GPFIFO area
 
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
@@ -77,11 +108,9 @@ NvSession::NvSession(kernel_interface::SyscallSeam& seam, int gpu_index)
   if (gpu_index < 0 || static_cast<size_t>(gpu_index) >= cards.size())
     throw std::runtime_error("NV:" + std::to_string(gpu_index) + ": the driver reports " + std::to_string(cards.size()) +
                              " GPU" + (cards.size() == 1 ? "" : "s") + " (NV_ESC_CARD_INFO); expected an index below that");
-  if (gpu_index >= kMaxGpuWindows)
-    throw std::runtime_error("NV:" + std::to_string(gpu_index) + ": doorbell gives GPUs 0 to " + std::to_string(kMaxGpuWindows - 1) +
-                             " a VA window each; expected an index below " + std::to_string(kMaxGpuWindows));
-  va_base_ = kLowVaBase + static_cast<uint64_t>(gpu_index) * kLowVaWindow;
-  high_va_base_ = kHighVaBase + static_cast<uint64_t>(gpu_index) * kHighVaWindow;
+  va_window_ = std::make_unique<VaWindow>();
+  va_base_ = kLowVaBase + static_cast<uint64_t>(va_window_->slot) * kLowVaWindow;
+  high_va_base_ = kHighVaBase + static_cast<uint64_t>(va_window_->slot) * kHighVaWindow;
   gpu_id_ = cards.at(static_cast<size_t>(gpu_index)).gpu_id;
   device_path_ = "/dev/nvidia" + std::to_string(cards.at(static_cast<size_t>(gpu_index)).minor_number);
   dev_fd_ = kernel_interface::SeamFd(seam, device_path_, O_RDWR | O_CLOEXEC);

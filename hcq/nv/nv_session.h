@@ -89,6 +89,10 @@ class NvSession {
   void make_debugger(const std::vector<ki::NvU32>& offered);
 
   kernel_interface::SyscallSeam& seam_;
+  // This session's slot of the process's GPU VA windows; declared before the fds, so it is given back only once
+  // closing them (the UVM fd last) dropped every range in it.
+  struct VaWindow;
+  std::unique_ptr<VaWindow> va_window_;
   kernel_interface::SeamFd ctl_, uvm_fd_, uvm_fd2_, dev_fd_;
   std::unique_ptr<ki::NvRm> rm_;
   std::unique_ptr<ki::NvUvm> uvm_;
@@ -103,7 +107,7 @@ class NvSession {
   uint32_t* usermode_mmio_ = nullptr;
   NvMemory gpfifo_area_, compute_notifier_, copy_notifier_;
   NvChannel compute_, copy_;
-  uint64_t va_base_ = 0, high_va_base_ = 0;  // this GPU's windows of the process's GPU VAs (host, video memory)
+  uint64_t va_base_ = 0, high_va_base_ = 0;  // its windows (host memory and channels, video memory)
   uint64_t next_va_ = 0, next_high_va_ = 0;
   std::vector<NvMemory> live_;
 };

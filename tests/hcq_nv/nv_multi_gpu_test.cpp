@@ -92,6 +92,21 @@ TEST(NvMultiGpu, TwoDevicesOnOneTwoGpuMachineCopyToEachOtherAndComputeOnTheirOwn
   EXPECT_TRUE(b->fault_report().empty()) << b->fault_report();
 }
 
+// Every session of the process takes VA windows of its own (UVM ranges may not overlap across the process): two
+// devices on one GPU of one machine, open at once, both run.
+TEST(NvMultiGpu, TwoDevicesOnTheSameGpuOfOneMachineBothRun) {
+  auto machine = std::make_shared<MockNvSeam>(mockgpu::nv::mock_gpu_configs(2));
+  std::unique_ptr<NvDevice> a = open_on(machine, 0), again = open_on(machine, 0);
+  for (NvDevice* d : {a.get(), again.get()}) {
+    Signal& s = d->new_signal("on GPU 0");
+    HWQueue().signal(s, 7).submit(*d);
+    s.wait(7, kWait);
+    EXPECT_EQ(s.value(), 7u);
+  }
+  EXPECT_EQ(machine->driver().channels(0).size(), 4u);
+  EXPECT_TRUE(machine->driver().channels(1).empty());
+}
+
 TEST(NvMultiGpu, OpeningAGpuPastTheLastNamesHowManyThereAre) {
   auto machine = std::make_shared<MockNvSeam>(mockgpu::nv::mock_gpu_configs(2));
   try {
