@@ -109,6 +109,18 @@ void MockNvDriver::preempt(const std::vector<MockChannel>& channels, bool stoppi
 }
 
 int MockNvDriver::close(int fd) {
+  {
+    // A file whose close frees nothing (a CPU mapping's fd, a /dev/nvidiaN fd, a control fd without clients) goes
+    // without waiting for the GPU: each CPU mapping closes a fresh fd.
+    std::lock_guard lock(mutex_);
+    auto it = files_.find(fd);
+    if (it == files_.end()) return -EBADF;
+    const FileKind kind = it->second.kind;
+    if (kind != FileKind::kUvm && !(kind == FileKind::kControl && rm_.has_clients_of_fd(fd))) {
+      files_.erase(it);
+      return 0;
+    }
+  }
   std::vector<MockChannel> going;
   {
     std::lock_guard lock(mutex_);

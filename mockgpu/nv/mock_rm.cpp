@@ -391,6 +391,10 @@ void MockRm::free_clients_of_fd(int ctl_fd) {
   for (const NvHandle handle : owned) free_tree(*clients_.at(handle), handle);
 }
 
+bool MockRm::has_clients_of_fd(int ctl_fd) const {
+  return std::any_of(clients_.begin(), clients_.end(), [ctl_fd](const auto& c) { return c.second->ctl_fd == ctl_fd; });
+}
+
 // Children first, so a channel still exists while its compute object is destroyed.
 void MockRm::free_tree(Client& client, NvHandle handle) {
   const std::vector<NvHandle> children = client.objects.at(handle).children;

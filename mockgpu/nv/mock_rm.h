@@ -88,6 +88,7 @@ class MockRm {
 
   // Closing a ctl fd frees the clients allocated through it, as RM does.
   void free_clients_of_fd(int ctl_fd);
+  bool has_clients_of_fd(int ctl_fd) const;
 
   // Lookups for the UVM driver.
   bool has_client(NvHandle client) const;
