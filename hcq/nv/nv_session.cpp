@@ -245,7 +245,7 @@ NvMemory NvSession::alloc(uint64_t size, bool system_memory) {
   uint64_t& next = system_memory ? next_va_ : next_high_va_;
   const uint64_t end = system_memory ? va_base_ + kLowVaWindow : high_va_base_ + kHighVaWindow;
   if (round_up(size, page) > end - next)
-    throw std::runtime_error("NV: an allocation of " + std::to_string(size) + " bytes does not fit the rest of this GPU's " +
+    throw std::runtime_error("NV: an allocation of " + std::to_string(size) + " bytes does not fit the rest of this device's " +
                              std::to_string((system_memory ? kLowVaWindow : kHighVaWindow) >> 30) + " GiB window of " +
                              (system_memory ? "host" : "video") + " memory VAs");
   NvMemory m = alloc_at(round_up(size, page), next, system_memory);

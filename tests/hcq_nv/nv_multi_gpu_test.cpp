@@ -107,6 +107,25 @@ TEST(NvMultiGpu, TwoDevicesOnTheSameGpuOfOneMachineBothRun) {
   EXPECT_TRUE(machine->driver().channels(1).empty());
 }
 
+// The process has 16 slots of VA windows: a device past them is refused with a message, and closing one frees its slot.
+TEST(NvMultiGpu, DevicesPastTheProcesssVaWindowsAreRefusedUntilOneCloses) {
+  auto machine = std::make_shared<MockNvSeam>(mockgpu::nv::mock_gpu_configs(2));
+  std::vector<std::unique_ptr<NvDevice>> open;
+  std::string refusal;
+  for (int i = 0; i < 17 && refusal.empty(); ++i) {
+    try {
+      open.push_back(open_on(machine, i % 2));
+    } catch (const std::runtime_error& e) {
+      refusal = e.what();
+    }
+  }
+  EXPECT_NE(refusal.find("GPU VA windows of this process are held by open NV devices"), std::string::npos) << refusal;
+  EXPECT_LE(open.size(), 16u);
+  ASSERT_FALSE(open.empty());
+  open.pop_back();
+  EXPECT_NO_THROW(open.push_back(open_on(machine, 1))) << "the closed device's slot";
+}
+
 TEST(NvMultiGpu, OpeningAGpuPastTheLastNamesHowManyThereAre) {
   auto machine = std::make_shared<MockNvSeam>(mockgpu::nv::mock_gpu_configs(2));
   try {
