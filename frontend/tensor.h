@@ -399,6 +399,10 @@ class Tensor {
   // the LINEAR of kernel CALLs. Execute it (run_linear) before reading the outputs.
   UOp schedule_linear() const;
   static UOp schedule_linear(const std::vector<Tensor>& outputs);
+  // A copy of the value on device `device` ("CPU", "NV", "NV:1"...; this tensor when it is there already): computed
+  // on its own device, then copied buffer to buffer by run_linear's COPY (between two devices through host memory).
+  // Runs when called. Throws as device() (hcq/devices.h) does for a device it cannot open.
+  Tensor to(const std::string& device) const;
   // Computes this tensor into a buffer (nothing to do for a buffer or a constant) and returns it.
   Tensor realize() const;
   static void realize(const std::vector<Tensor>& tensors);

@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <unordered_map>
@@ -181,6 +182,10 @@ class LinearRunner {
     flush();
     from.synchronize();
     to.synchronize();
+    // No device reads another's memory: peer access (UVM_ENABLE_PEER_ACCESS on NV) is not set up.
+    if (debug_level() >= 1)
+      std::fprintf(stderr, "copy: %zu bytes %s -> %s through host memory (no peer access)\n", bytes, from.name().c_str(),
+                   to.name().c_str());
     const int64_t t0 = monotonic_ns();
     const UOp &dst = call.src(1), &src = call.src(2);
     if (from.host_memory()) {

@@ -1,11 +1,16 @@
 #include "kernel-interface/device_probe.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
+
+#include "kernel-interface/driver_seams.h"
+#include "kernel-interface/nvidia/nv_rm.h"
 
 namespace doorbell::kernel_interface {
 namespace {
@@ -261,8 +266,55 @@ AmdInfo probe_amd(const fs::path& root) {
   return amd;
 }
 
+namespace {
+
+// The driver's GPU list through a fresh /dev/nvidiactl fd of `seam`.
+std::vector<NvidiaGpu> list_nvidia_gpus(SyscallSeam& seam) {
+  SeamFd ctl(seam, "/dev/nvidiactl", O_RDWR | O_CLOEXEC);
+  nvidia::NvRm rm(seam, ctl.get());
+  std::vector<NvidiaGpu> gpus;
+  for (const nvidia::nv_ioctl_card_info_t& card : rm.card_info()) {
+    NvidiaGpu gpu;
+    gpu.index = static_cast<int>(gpus.size());
+    gpu.minor = static_cast<int>(card.minor_number);
+    gpu.gpu_id = card.gpu_id;
+    gpu.pci_domain = card.pci_info.domain;
+    gpu.pci_bus = card.pci_info.bus;
+    gpu.pci_slot = card.pci_info.slot;
+    gpu.pci_function = card.pci_info.function;
+    gpu.pci_vendor_id = card.pci_info.vendor_id;
+    gpu.pci_device_id = card.pci_info.device_id;
+    gpu.fb_bytes = card.fb_size;
+    gpus.push_back(gpu);
+  }
+  return gpus;
+}
+
+}  // namespace
+
+NvidiaInfo probe_nvidia_driver(NvidiaInfo found) {
+  const bool emulated = mockgpu_requested() && emulated_driver_registered("nvidia");
+  if (!emulated && !found.control_device_present) return found;
+  try {
+    std::unique_ptr<SyscallSeam> seam = open_driver_seam("nvidia");
+    found.gpus = list_nvidia_gpus(*seam);
+    if (emulated) {  // the emulated machine's files, not this machine's /dev and /proc
+      found.emulated = true;
+      found.control_device_present = true;
+      found.gpu_minors.clear();
+      for (const NvidiaGpu& gpu : found.gpus) found.gpu_minors.push_back(gpu.minor);
+      found.driver = parse_nvidia_version(read_text_file(*seam, "/proc/driver/nvidia/version"), "/proc/driver/nvidia/version (emulated)");
+    }
+  } catch (const std::exception& e) {
+    found.gpus_error = e.what();
+  }
+  return found;
+}
+
 Devices probe_devices(const fs::path& root) {
-  return {probe_cpu(root), probe_nvidia(root), probe_amd(root)};
+  NvidiaInfo nvidia = probe_nvidia(root);
+  if (root == fs::path("/")) nvidia = probe_nvidia_driver(std::move(nvidia));
+  return {probe_cpu(root), std::move(nvidia), probe_amd(root)};
 }
 
 }  // namespace doorbell::kernel_interface

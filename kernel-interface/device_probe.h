@@ -25,10 +25,26 @@ struct NvidiaDriverVersion {
   bool open_kernel_module = false;  // the open-source kernel module rather than the proprietary one
 };
 
+// One GPU as the NVIDIA driver lists it (NV_ESC_CARD_INFO): the device NV:<index> opens it.
+struct NvidiaGpu {
+  int index = 0;                  // its place in the driver's list: NV, NV:1, ...
+  int minor = 0;                  // /dev/nvidia<minor>
+  std::uint32_t gpu_id = 0;
+  std::uint32_t pci_domain = 0;
+  std::uint8_t pci_bus = 0, pci_slot = 0, pci_function = 0;
+  std::uint16_t pci_vendor_id = 0, pci_device_id = 0;
+  std::uint64_t fb_bytes = 0;     // video memory
+};
+
 struct NvidiaInfo {
   bool control_device_present = false;  // /dev/nvidiactl
   std::vector<int> gpu_minors;          // N of each /dev/nvidiaN, ascending
   std::optional<NvidiaDriverVersion> driver;  // from /proc/driver/nvidia/version, when present
+  // What the driver itself lists (probe_devices asks it through the "nvidia" seam), empty when it was not asked;
+  // why asking failed, if it did.
+  std::vector<NvidiaGpu> gpus;
+  std::string gpus_error;
+  bool emulated = false;  // the driver asked is mockgpu's (MOCKGPU=1)
 };
 
 struct AmdGpuNode {
@@ -53,8 +69,13 @@ struct Devices {
 };
 
 // Probes everything. Throws std::runtime_error naming the file and what was expected when a file that is present
-// cannot be read or parsed; an absent device is not an error.
+// cannot be read or parsed; an absent device is not an error. On the real root ("/") it also asks the NVIDIA driver
+// for its GPUs (probe_nvidia_driver): under MOCKGPU=1 the emulated one, whose GPUs replace what /dev shows.
 Devices probe_devices(const std::filesystem::path& root = "/");
+// `found` completed by the driver behind kernel-interface's "nvidia" seam (driver_seams.h): under MOCKGPU=1 with the
+// emulator installed, the emulated machine's control device, nodes, version and GPUs; else, when /dev/nvidiactl is
+// present, the kernel driver's GPU list (a failure is kept in gpus_error, not thrown).
+NvidiaInfo probe_nvidia_driver(NvidiaInfo found);
 CpuInfo probe_cpu(const std::filesystem::path& root = "/");
 NvidiaInfo probe_nvidia(const std::filesystem::path& root = "/");
 AmdInfo probe_amd(const std::filesystem::path& root = "/");

@@ -1,5 +1,7 @@
 #include "kernel-interface/device_summary.h"
 
+#include <cstdio>
+
 namespace doorbell::kernel_interface {
 namespace {
 
@@ -45,7 +47,23 @@ std::string summarize_nvidia(const NvidiaInfo& nvidia) {
   } else {
     line += ", driver version unknown (/proc/driver/nvidia/version absent)";
   }
+  if (nvidia.emulated) line += ", emulated (MOCKGPU=1)";
+  if (!nvidia.gpus_error.empty()) line += "; the driver's GPU list failed: " + nvidia.gpus_error;
   return line;
+}
+
+std::vector<std::string> summarize_nvidia_gpus(const NvidiaInfo& nvidia) {
+  std::vector<std::string> lines;
+  for (const NvidiaGpu& gpu : nvidia.gpus) {
+    const std::string device = gpu.index == 0 ? "NV" : "NV:" + std::to_string(gpu.index);
+    char text[160];
+    std::snprintf(text, sizeof text, "  %s /dev/nvidia%d, PCI %04x:%02x:%02x.%x %04x:%04x, gpu_id 0x%x, %llu GiB",
+                  device.c_str(), gpu.minor, gpu.pci_domain, gpu.pci_bus,
+                  gpu.pci_slot, gpu.pci_function, gpu.pci_vendor_id, gpu.pci_device_id, gpu.gpu_id,
+                  static_cast<unsigned long long>(gpu.fb_bytes >> 30));
+    lines.push_back(text);
+  }
+  return lines;
 }
 
 std::string summarize_amd(const AmdInfo& amd) {
@@ -57,7 +75,10 @@ std::string summarize_amd(const AmdInfo& amd) {
 }
 
 std::vector<std::string> summarize_devices(const Devices& devices) {
-  return {summarize_cpu(devices.cpu), summarize_nvidia(devices.nvidia), summarize_amd(devices.amd)};
+  std::vector<std::string> lines = {summarize_cpu(devices.cpu), summarize_nvidia(devices.nvidia)};
+  for (std::string& gpu : summarize_nvidia_gpus(devices.nvidia)) lines.push_back(std::move(gpu));
+  lines.push_back(summarize_amd(devices.amd));
+  return lines;
 }
 
 }  // namespace doorbell::kernel_interface

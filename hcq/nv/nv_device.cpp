@@ -353,32 +353,39 @@ void NvDevice::copy_out(void* dst, const Storage& storage, uint64_t offset, size
 }
 
 std::string NvDevice::fault_report() const {
-  // NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR is entry 0 of the error notifier; NvNotification (nvos.h) has its
-  // 16-bit status at +14 and info32 (the robust-channel error, the Xid) at +8. The emulated driver writes it as RM
+  // NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR is entry 0 of each channel's error notifier; NvNotification (nvos.h) has
+  // its 16-bit status at +14 and info32 (the robust-channel error, the Xid) at +8. The emulated driver writes it as RM
   // does; on hardware this reading is unverified (no GPU has been lent yet).
-  const uint8_t* n = session_->error_notifier();
-  const uint16_t status = std::atomic_ref<const uint16_t>(*reinterpret_cast<const uint16_t*>(n + 14)).load(std::memory_order_acquire);
-  if (status == 0) return "";
-  std::lock_guard lock(fault_mutex_);
-  if (!first_fault_.empty()) return first_fault_;
-  uint32_t info;
-  std::memcpy(&info, n + 8, 4);
-  char head[96];
-  std::snprintf(head, sizeof head, "channel error notifier status 0x%x, error %u (Xid)", status, info);
-  std::string report = head;
-  // RM records the address of an SM's MMU fault (a kernel's access) for the compute object's debugger; the host's
-  // and the copy engine's faults leave theirs in the kernel log only. RM may write the notifier before it records
-  // the fault, so a report without an address is not kept: the next look reads the debugger again.
-  try {
-    const auto mmu_faults = session_->mmu_faults();
-    for (const auto& fault : mmu_faults) report += "; " + kernel_interface::nvidia::describe_mmu_fault(fault);
-    if (mmu_faults.empty())
-      return report + "; RM recorded no MMU fault of a kernel (a host or copy-engine fault's address is in the kernel log)";
-  } catch (const std::exception& e) {
-    report += "; no faulting address: " + std::string(e.what());
+  for (const ChannelState* ch : {compute_.get(), copy_.get()}) {
+    const uint8_t* n = ch->channel->error_notifier;
+    const uint16_t status = std::atomic_ref<const uint16_t>(*reinterpret_cast<const uint16_t*>(n + 14)).load(std::memory_order_acquire);
+    if (status == 0) continue;
+    std::lock_guard lock(fault_mutex_);
+    if (!first_fault_.empty()) return first_fault_;
+    uint32_t info;
+    std::memcpy(&info, n + 8, 4);
+    char head[128];
+    std::snprintf(head, sizeof head, "%s channel error notifier status 0x%x, error %u (Xid)", ch->name.c_str(), status, info);
+    std::string report = head;
+    if (ch == copy_.get()) {
+      first_fault_ = report + "; a copy-engine fault's address is in the kernel log (RM records none for the host)";
+      return first_fault_;
+    }
+    // RM records the address of an SM's MMU fault (a kernel's access) for the compute object's debugger; the host's
+    // faults leave theirs in the kernel log only. RM may write the notifier before it records the fault, so a report
+    // without an address is not kept: the next look reads the debugger again.
+    try {
+      const auto mmu_faults = session_->mmu_faults();
+      for (const auto& fault : mmu_faults) report += "; " + kernel_interface::nvidia::describe_mmu_fault(fault);
+      if (mmu_faults.empty())
+        return report + "; RM recorded no MMU fault of a kernel (a host fault's address is in the kernel log)";
+    } catch (const std::exception& e) {
+      report += "; no faulting address: " + std::string(e.what());
+    }
+    first_fault_ = report;
+    return report;
   }
-  first_fault_ = report;
-  return report;
+  return "";
 }
 
 std::shared_ptr<const LoadedProgram> NvDevice::load(const UOp& program) {

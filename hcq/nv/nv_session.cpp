@@ -3,7 +3,9 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <bitset>
 #include <cstdio>
+#include <mutex>
 #include <stdexcept>
 
 #include "kernel-interface/nvidia/alloc_params.h"
@@ -24,9 +26,50 @@ constexpr uint32_t kRingEntries = 0x10000;
 constexpr uint64_t kComputeUserdOffset = 0x80000;
 constexpr uint64_t kCopyRingOffset = 0x100000;
 constexpr uint64_t kCopyUserdOffset = 0x180000;
-constexpr uint64_t kUvmChannelVaBase = kLowVaBase + 0x10000000;
+constexpr uint64_t kUvmChannelVaOffset = 0x10000000;
 constexpr uint64_t kUvmChannelRangeSize = 0x4000000;
-constexpr uint64_t kFirstAllocVa = kLowVaBase + 0x20000000;
+constexpr uint64_t kFirstAllocVaOffset = 0x20000000;
+// Each session of the process takes VA windows of its own (slot i of kMaxVaWindows while it lives): UVM external and
+// channel ranges must not overlap across the process, whichever GPU they are on (tinygrad allocates every device's
+// VAs from process-wide allocators, ops_nv.py low_uvm_vaddr_allocator and uvm_vaddr_allocator). Slot i's low window
+// (32 GiB from kLowVaBase + i * kLowVaWindow) holds the channels and the GPU-visible host memory, where pushbuffers and
+// QMDs live: GP entries and SEND_PCAS take 40-bit addresses (clc86f.h GP_ENTRY1_GET_HI 7:0, open-gpu-doc
+// clcbc0.h:422-423), so it stays below 2^40 as tinygrad keeps its system mappings in 0x1000000000-0x2000000000. Its
+// high window (4 TiB from 2^40 + i * kHighVaWindow) holds video memory. 16 slots stay below 2^47, the x86-64 user
+// address limit.
+constexpr uint64_t kLowVaWindow = 0x800000000;
+constexpr uint64_t kHighVaBase = 0x10000000000;
+constexpr uint64_t kHighVaWindow = 0x40000000000;
+constexpr int kMaxVaWindows = 16;
+
+std::mutex g_va_windows_mutex;
+std::bitset<kMaxVaWindows> g_va_windows_taken;
+
+}  // namespace
+
+// A slot of the process's VA windows, held while the session lives.
+struct NvSession::VaWindow {
+  int slot = -1;
+  VaWindow() {
+    std::lock_guard lock(g_va_windows_mutex);
+    for (int i = 0; i < kMaxVaWindows; ++i)
+      if (!g_va_windows_taken.test(static_cast<size_t>(i))) {
+        g_va_windows_taken.set(static_cast<size_t>(i));
+        slot = i;
+        return;
+      }
+    throw std::runtime_error("NV: all " + std::to_string(kMaxVaWindows) + " GPU VA windows of this process are held by open NV devices; close one first");
+  }
+  ~VaWindow() {
+    std::lock_guard lock(g_va_windows_mutex);
+    g_va_windows_taken.reset(static_cast<size_t>(slot));
+  }
+  VaWindow(const VaWindow&) = delete;
+  VaWindow& operator=(const VaWindow&) = delete;
+};
+
+namespace {
+constexpr uint64_t kNotifierSize = 0x10000;  // each channel's error notifier, above the GPFIFO area
 
 uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
@@ -65,6 +108,9 @@ NvSession::NvSession(kernel_interface::SyscallSeam& seam, int gpu_index)
   if (gpu_index < 0 || static_cast<size_t>(gpu_index) >= cards.size())
     throw std::runtime_error("NV:" + std::to_string(gpu_index) + ": the driver reports " + std::to_string(cards.size()) +
                              " GPU" + (cards.size() == 1 ? "" : "s") + " (NV_ESC_CARD_INFO); expected an index below that");
+  va_window_ = std::make_unique<VaWindow>();
+  va_base_ = kLowVaBase + static_cast<uint64_t>(va_window_->slot) * kLowVaWindow;
+  high_va_base_ = kHighVaBase + static_cast<uint64_t>(va_window_->slot) * kHighVaWindow;
   gpu_id_ = cards.at(static_cast<size_t>(gpu_index)).gpu_id;
   device_path_ = "/dev/nvidia" + std::to_string(cards.at(static_cast<size_t>(gpu_index)).minor_number);
   dev_fd_ = kernel_interface::SeamFd(seam, device_path_, O_RDWR | O_CLOEXEC);
@@ -104,17 +150,20 @@ NvSession::NvSession(kernel_interface::SyscallSeam& seam, int gpu_index)
   NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS group_params{};
   group_params.engineType = NV2080_ENGINE_TYPE_GRAPHICS;
   channel_group_ = rm_->alloc(device_, KEPLER_CHANNEL_GROUP_A, group_params);
-  gpfifo_area_ = alloc_at(kGpfifoAreaSize, kLowVaBase, false);
-  notifier_ = alloc_at(0x10000, kLowVaBase + kGpfifoAreaSize, true);
+  gpfifo_area_ = alloc_at(kGpfifoAreaSize, va_base_, false);
+  compute_notifier_ = alloc_at(kNotifierSize, va_base_ + kGpfifoAreaSize, true);
+  copy_notifier_ = alloc_at(kNotifierSize, va_base_ + kGpfifoAreaSize + kNotifierSize, true);
   NV_CTXSHARE_ALLOCATION_PARAMETERS share_params{};
   share_params.hVASpace = vaspace_;
   share_params.flags = NV_CTXSHARE_ALLOCATION_FLAGS_SUBCONTEXT_ASYNC;
   ctxshare_ = rm_->alloc(channel_group_, FERMI_CONTEXT_SHARE_A, share_params);
-  make_channel(0, kComputeUserdOffset, classes_.compute, kUvmChannelVaBase, compute_);
-  make_channel(kCopyRingOffset, kCopyUserdOffset, classes_.copy, kUvmChannelVaBase + kUvmChannelRangeSize, copy_);
+  make_channel(0, kComputeUserdOffset, classes_.compute, va_base_ + kUvmChannelVaOffset, compute_notifier_, compute_);
+  make_channel(kCopyRingOffset, kCopyUserdOffset, classes_.copy, va_base_ + kUvmChannelVaOffset + kUvmChannelRangeSize,
+               copy_notifier_, copy_);
   make_debugger(offered);
   rm_->schedule_channel_group(channel_group_);
-  next_va_ = kFirstAllocVa;
+  next_va_ = va_base_ + kFirstAllocVaOffset;
+  next_high_va_ = high_va_base_;
 }
 
 NvSession::~NvSession() {
@@ -175,8 +224,8 @@ kernel_interface::SeamFd NvSession::new_gpu_fd() {
 }
 
 ki::NvHandle NvSession::make_channel(uint64_t ring_offset, uint64_t userd_offset, uint32_t engine_class, uint64_t uvm_va,
-                                     NvChannel& out) {
-  NV_CHANNEL_ALLOC_PARAMS params = channel_allocation_params(notifier_.handle, gpfifo_area_.handle, gpfifo_area_.va + ring_offset,
+                                     const NvMemory& notifier, NvChannel& out) {
+  NV_CHANNEL_ALLOC_PARAMS params = channel_allocation_params(notifier.handle, gpfifo_area_.handle, gpfifo_area_.va + ring_offset,
                                                              kRingEntries, ctxshare_, gpfifo_area_.handle, userd_offset);
   out.handle = rm_->alloc(channel_group_, classes_.gpfifo, params);
   out.engine_object = rm_->alloc(out.handle, engine_class);
@@ -186,14 +235,21 @@ ki::NvHandle NvSession::make_channel(uint64_t ring_offset, uint64_t userd_offset
   out.ring_entries = kRingEntries;
   out.userd = gpfifo_area_.cpu + userd_offset;
   out.token = rm_->work_submit_token(out.handle);
+  out.error_notifier = notifier.cpu;
   return out.handle;
 }
 
 NvMemory NvSession::alloc(uint64_t size, bool system_memory) {
   if (size == 0) throw std::invalid_argument("NV: an allocation of 0 bytes; expected at least 1");
   const uint64_t page = system_memory ? 0x1000 : 0x200000;
-  NvMemory m = alloc_at(round_up(size, page), next_va_, system_memory);
-  next_va_ += round_up(m.size, 0x200000);
+  uint64_t& next = system_memory ? next_va_ : next_high_va_;
+  const uint64_t end = system_memory ? va_base_ + kLowVaWindow : high_va_base_ + kHighVaWindow;
+  if (round_up(size, page) > end - next)
+    throw std::runtime_error("NV: an allocation of " + std::to_string(size) + " bytes does not fit the rest of this device's " +
+                             std::to_string((system_memory ? kLowVaWindow : kHighVaWindow) >> 30) + " GiB window of " +
+                             (system_memory ? "host" : "video") + " memory VAs");
+  NvMemory m = alloc_at(round_up(size, page), next, system_memory);
+  next += round_up(m.size, 0x200000);
   return m;
 }
 
@@ -208,10 +264,13 @@ NvMemory NvSession::alloc_at(uint64_t size, uint64_t va, bool system_memory) {
                       NVOS46_FLAGS_DMA_OFFSET_FIXED_TRUE;
   m.va = rm_->map_memory_dma(device_, virtmem_, m.handle, size, flags, va);
   uvm_->map_external_allocation(va, size, uuid_, ctl_.get(), root_, m.handle);
-  // tinygrad maps system memory through the ctl fd and video memory through a fresh /dev/nvidiaN fd
-  kernel_interface::SeamFd map_fd;
-  if (!system_memory) map_fd = new_gpu_fd();
-  m.cpu = static_cast<uint8_t*>(rm_->map_memory(device_, m.handle, size, system_memory ? ctl_.get() : map_fd.get()));
+  // A fresh fd per CPU mapping: the driver gives an fd one mmap context for its whole life and answers a second
+  // RM_MAP_MEMORY naming it with NV_ERR_STATE_IN_USE (ogkm kernel-open/nvidia/nv-usermap.c:53-57; cleared only when
+  // the file is freed, nv.c nv_free_file_private). System memory maps through /dev/nvidiactl, video memory through
+  // /dev/nvidiaN (tinygrad ops_nv.py _gpu_map_to_cpu). The fd closes after mmap: the mapping holds its own reference
+  // to the file (nv-mmap.c nvidia_vma_release reads it through the vma), as tinygrad closed it after mmap.
+  kernel_interface::SeamFd map_fd = system_memory ? kernel_interface::SeamFd(seam_, "/dev/nvidiactl", O_RDWR | O_CLOEXEC) : new_gpu_fd();
+  m.cpu = static_cast<uint8_t*>(rm_->map_memory(device_, m.handle, size, map_fd.get()));
   live_.push_back(m);
   return m;
 }

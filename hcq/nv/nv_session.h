@@ -36,6 +36,10 @@ struct NvChannel {
   uint32_t ring_entries = 0;
   uint8_t* userd = nullptr;    // CPU view of USERD
   uint32_t token = 0;          // written to the usermode doorbell
+  // CPU view of this channel's own error notifier (its hObjectError), where RM writes an NvNotification when the
+  // channel faults: one per channel, as tinygrad gives each GPFIFO its own (ops_nv.py:642-643), so a report names
+  // the channel that faulted.
+  const uint8_t* error_notifier = nullptr;
 };
 
 // The classes a session drives, the newest offered: Hopper, else Ada/Ampere (firmware-notes/nvidia-hopper.md §4).
@@ -68,7 +72,6 @@ class NvSession {
   volatile uint32_t* doorbell() const;   // the usermode region's NOTIFY_CHANNEL_PENDING register
   uint32_t gpu_arch() const { return gpu_arch_; }  // SM version from GR info, e.g. 0x900
   const NvClasses& classes() const { return classes_; }
-  const uint8_t* error_notifier() const { return notifier_.cpu; }  // both channels' hObjectError
   // The MMU faults RM recorded for the compute object's context (its GT200_DEBUGGER's READ_MMU_FAULT_INFO), oldest
   // first: a kernel's access to an unmapped address, with the address. Throws naming why when there is no debugger.
   std::vector<ki::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY> mmu_faults();
@@ -84,10 +87,14 @@ class NvSession {
   NvMemory alloc_at(uint64_t size, uint64_t va, bool system_memory);
   kernel_interface::SeamFd new_gpu_fd();
   ki::NvHandle make_channel(uint64_t ring_offset, uint64_t userd_offset, uint32_t engine_class, uint64_t uvm_va,
-                            NvChannel& out);
+                            const NvMemory& notifier, NvChannel& out);
   void make_debugger(const std::vector<ki::NvU32>& offered);
 
   kernel_interface::SyscallSeam& seam_;
+  // This session's slot of the process's GPU VA windows; declared before the fds, so it is given back only once
+  // closing them (the UVM fd last) dropped every range in it.
+  struct VaWindow;
+  std::unique_ptr<VaWindow> va_window_;
   kernel_interface::SeamFd ctl_, uvm_fd_, uvm_fd2_, dev_fd_;
   std::unique_ptr<ki::NvRm> rm_;
   std::unique_ptr<ki::NvUvm> uvm_;
@@ -100,9 +107,10 @@ class NvSession {
   uint32_t gpu_id_ = 0, gpu_arch_ = 0;
   NvClasses classes_;
   uint32_t* usermode_mmio_ = nullptr;
-  NvMemory gpfifo_area_, notifier_;
+  NvMemory gpfifo_area_, compute_notifier_, copy_notifier_;
   NvChannel compute_, copy_;
-  uint64_t next_va_ = 0;
+  uint64_t va_base_ = 0, high_va_base_ = 0;  // its windows (host memory and channels, video memory)
+  uint64_t next_va_ = 0, next_high_va_ = 0;
   std::vector<NvMemory> live_;
 };
 

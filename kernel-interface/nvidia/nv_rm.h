@@ -62,8 +62,10 @@ class NvRm {
   // NV_ESC_RM_FREE; RM frees the object's children with it. Freeing client() frees everything.
   void free(NvHandle object, NvHandle parent = 0);
 
-  // NV_ESC_RM_MAP_MEMORY with `mmap_fd` (a /dev/nvidiaN fd, or the ctl fd for system memory), then mmap of that fd:
-  // the CPU address of `length` bytes of `memory`.
+  // NV_ESC_RM_MAP_MEMORY with `mmap_fd` (a /dev/nvidiaN fd of the memory's GPU, or a /dev/nvidiactl fd for system
+  // memory), then mmap of that fd: the CPU address of `length` bytes of `memory`. The driver gives an fd one mmap
+  // context for its whole life, so `mmap_fd` must be one no RM_MAP_MEMORY named before (else NV_ERR_STATE_IN_USE,
+  // ogkm kernel-open/nvidia/nv-usermap.c:53-57); it may be closed once this returns.
   void* map_memory(NvHandle device, NvHandle memory, NvU64 length, int mmap_fd, const CpuMapOptions& options = {});
   // munmap, then NV_ESC_RM_UNMAP_MEMORY.
   void unmap_memory(NvHandle device, NvHandle memory, void* address, NvU64 length);

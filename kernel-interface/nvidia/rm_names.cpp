@@ -38,6 +38,7 @@ const char* nv_status_name(NV_STATUS status) {
     case NV_ERR_NOT_SUPPORTED: return "NV_ERR_NOT_SUPPORTED";
     case NV_ERR_OBJECT_NOT_FOUND: return "NV_ERR_OBJECT_NOT_FOUND";
     case NV_ERR_OPERATING_SYSTEM: return "NV_ERR_OPERATING_SYSTEM";
+    case NV_ERR_STATE_IN_USE: return "NV_ERR_STATE_IN_USE";
     case NV_ERR_UVM_ADDRESS_IN_USE: return "NV_ERR_UVM_ADDRESS_IN_USE";
     default: return "NV_STATUS";
   }

@@ -36,6 +36,8 @@ inline constexpr NV_STATUS NV_ERR_NO_MEMORY = 0x51;
 inline constexpr NV_STATUS NV_ERR_NOT_SUPPORTED = 0x56;
 inline constexpr NV_STATUS NV_ERR_OBJECT_NOT_FOUND = 0x57;
 inline constexpr NV_STATUS NV_ERR_OPERATING_SYSTEM = 0x59;
+// An fd that already carries an mmap context (nvstatuscodes.h:128; kernel-open/nvidia/nv-usermap.c:53-57).
+inline constexpr NV_STATUS NV_ERR_STATE_IN_USE = 0x63;
 inline constexpr NV_STATUS NV_ERR_UVM_ADDRESS_IN_USE = 0x68;
 
 // "NV_ERR_INVALID_CLASS" for 0x22; "NV_STATUS" for codes this table does not name.

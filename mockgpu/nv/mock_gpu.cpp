@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "mockgpu/nv/mock_gpu_channel.h"
@@ -16,12 +18,16 @@ constexpr uint32_t kYieldPollsBeforeSleep = 256;  // idle polls that yield the c
 
 MockNvGpu::MockNvGpu(MockNvDriver& driver, Options options)
     : driver_(driver), options_(options), programs_(std::make_unique<ProgramCache>()) {
-  driver_.set_preempt_hook([this](const std::vector<MockChannel>& channels, bool stopping) { preempt(channels, stopping); });
+  if (options_.gpu < 0 || options_.gpu >= driver_.gpu_count())
+    throw std::invalid_argument("MockNvGpu: GPU " + std::to_string(options_.gpu) + " of a driver with " +
+                                std::to_string(driver_.gpu_count()) + "; expected an index below that");
+  driver_.set_preempt_hook([this](const std::vector<MockChannel>& channels, bool stopping) { preempt(channels, stopping); },
+                           options_.gpu);
   thread_ = std::thread([this] { run(); });
 }
 
 MockNvGpu::~MockNvGpu() {
-  driver_.set_preempt_hook(nullptr);
+  driver_.set_preempt_hook(nullptr, options_.gpu);
   {
     std::lock_guard lock(preempt_mutex_);
     stop_.store(true);
@@ -129,7 +135,7 @@ void MockNvGpu::fault(ChannelState& channel, const std::string& message,
 
 MockNvGpu::ScanResult MockNvGpu::scan_channels() {
   ScanResult result;
-  const std::vector<MockChannel> current = driver_.channels();
+  const std::vector<MockChannel> current = driver_.channels(options_.gpu);
   // Forget channels the driver freed.
   for (auto it = channels_.begin(); it != channels_.end();) {
     const bool alive = std::any_of(current.begin(), current.end(), [&](const MockChannel& c) {
@@ -176,7 +182,7 @@ void MockNvGpu::run() {
   bool stalled = false;
   uint32_t idle_polls = 0;
   while (!stop_.load(std::memory_order_relaxed)) {
-    if (driver_.take_doorbell()) pending = true;
+    if (driver_.take_doorbell(options_.gpu)) pending = true;
     if (pending) {
       ScanResult r;
       try {

@@ -1,5 +1,5 @@
-// The emulated NVIDIA GPU's command processor: one thread that executes, with the rules of the hardware, what the NV
-// backend writes through a MockNvDriver: GPFIFO entries (clc86f.h), pushbuffer methods of the host, compute and copy
+// The emulated NVIDIA GPU's command processor: one thread (per GPU of the driver, Options::gpu) that executes, with
+// the rules of the hardware, what the NV backend writes through a MockNvDriver to that GPU: GPFIFO entries (clc86f.h), pushbuffer methods of the host, compute and copy
 // classes, and QMDs (V04_00 on HOPPER_COMPUTE_A, V03_00 on AMPERE_COMPUTE_B / ADA_COMPUTE_A). Tables and field
 // positions are in mock_gpu_methods.h, read from NVIDIA's headers independently of hcq/nv's encoders.
 //
@@ -65,6 +65,8 @@ class MockNvGpu {
     // How long the thread sleeps between re-checks while every channel is stalled or idle (also the bound on how
     // late it notices a stop request).
     std::chrono::microseconds idle_slice{50};
+    // Which of the driver's GPUs this is (MockNvDriver with several GPUs: one MockNvGpu, one thread, per GPU).
+    int gpu = 0;
   };
 
   explicit MockNvGpu(MockNvDriver& driver) : MockNvGpu(driver, Options{}) {}

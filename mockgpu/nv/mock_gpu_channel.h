@@ -118,7 +118,7 @@ namespace cp {
 class ChannelExecutor {
  public:
   ChannelExecutor(MockNvGpu& gpu, MockNvGpu::ChannelState& channel)
-      : gpu_(gpu), ch_(channel), memory_(gpu.driver_.gpu_memory()) {}
+      : gpu_(gpu), ch_(channel), memory_(gpu.driver_.gpu_memory(gpu.options_.gpu)) {}
 
   struct Result {
     bool progressed = false;

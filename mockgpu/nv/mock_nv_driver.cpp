@@ -14,21 +14,51 @@ using namespace kernel_interface::nvidia;
 
 namespace {
 constexpr std::size_t kPageSize = 0x1000;
+constexpr char kNvidiaDevicePrefix[] = "/dev/nvidia";
 
 std::size_t page_align(std::size_t value) { return (value + kPageSize - 1) / kPageSize * kPageSize; }
+
+std::vector<std::unique_ptr<GpuMemory>> address_spaces(std::size_t count) {
+  std::vector<std::unique_ptr<GpuMemory>> memories;
+  for (std::size_t i = 0; i < count; ++i) memories.push_back(std::make_unique<GpuMemory>());
+  return memories;
+}
+
+std::vector<GpuMemory*> pointers(const std::vector<std::unique_ptr<GpuMemory>>& memories) {
+  std::vector<GpuMemory*> out;
+  for (const auto& m : memories) out.push_back(m.get());
+  return out;
+}
+
+// N of "/dev/nvidiaN" (digits only), or -1.
+int device_minor(const std::string& path) {
+  const std::string prefix = kNvidiaDevicePrefix;
+  if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0) return -1;
+  int minor = 0;
+  for (std::size_t i = prefix.size(); i < path.size(); ++i) {
+    if (path[i] < '0' || path[i] > '9' || minor > 1000) return -1;
+    minor = minor * 10 + (path[i] - '0');
+  }
+  return minor;
+}
 }  // namespace
 
-MockNvDriver::MockNvDriver(MockGpuConfig config)
-    : config_(std::move(config)),
-      rm_(config_, gpu_memory_),
-      uvm_(config_, rm_, gpu_memory_, [this](int fd) { return is_ctl_fd_locked(fd); }) {}
+MockNvDriver::MockNvDriver(MockGpuConfig config) : MockNvDriver(std::vector<MockGpuConfig>{std::move(config)}) {}
+
+MockNvDriver::MockNvDriver(std::vector<MockGpuConfig> gpus)
+    : gpus_(gpus.empty() ? throw std::invalid_argument("MockNvDriver: no GPU; expected at least one MockGpuConfig")
+                         : std::move(gpus)),
+      preempt_hooks_(gpus_.size()),
+      gpu_memories_(address_spaces(gpus_.size())),
+      rm_(gpus_, pointers(gpu_memories_)),
+      uvm_(gpus_, rm_, pointers(gpu_memories_), [this](int fd) { return is_ctl_fd_locked(fd); }) {}
 
 MockNvDriver::~MockNvDriver() = default;
 
 std::string MockNvDriver::version_file_text() const {
-  const char* module = config_.open_kernel_module ? "NVIDIA UNIX Open Kernel Module for x86_64"
-                                                  : "NVIDIA UNIX x86_64 Kernel Module";
-  return std::string("NVRM version: ") + module + "  " + config_.driver_version +
+  const char* module = config().open_kernel_module ? "NVIDIA UNIX Open Kernel Module for x86_64"
+                                                   : "NVIDIA UNIX x86_64 Kernel Module";
+  return std::string("NVRM version: ") + module + "  " + config().driver_version +
          "  Release Build  (doorbell-mockgpu)  \nGCC version:  gcc version 12.2.0 (doorbell mockgpu) \n";
 }
 
@@ -41,9 +71,10 @@ int MockNvDriver::open(const std::string& path, int flags) {
   (void)flags;
   std::lock_guard lock(mutex_);
   FileKind kind;
+  const int minor = device_minor(path);
   if (path == kNvidiaCtlPath) {
     kind = FileKind::kControl;
-  } else if (path == kNvidia0Path) {
+  } else if (minor >= 0 && minor < gpu_count()) {
     kind = FileKind::kDevice;
   } else if (path == kNvidiaUvmPath) {
     kind = FileKind::kUvm;
@@ -55,23 +86,41 @@ int MockNvDriver::open(const std::string& path, int flags) {
   const int fd = next_fd_++;
   OpenFile file;
   file.kind = kind;
+  file.gpu = kind == FileKind::kDevice ? minor : 0;
   files_.emplace(fd, file);
   if (kind == FileKind::kUvm) uvm_.open_fd(fd);
   return fd;
 }
 
-void MockNvDriver::set_preempt_hook(PreemptHook hook) {
+void MockNvDriver::set_preempt_hook(PreemptHook hook, int gpu) {
   std::lock_guard lock(preempt_mutex_);
-  preempt_hook_ = std::move(hook);
+  preempt_hooks_.at(static_cast<std::size_t>(gpu)) = std::move(hook);
 }
 
 void MockNvDriver::preempt(const std::vector<MockChannel>& channels, bool stopping) {
   if (channels.empty()) return;
   std::lock_guard lock(preempt_mutex_);
-  if (preempt_hook_) preempt_hook_(channels, stopping);
+  for (std::size_t gpu = 0; gpu < preempt_hooks_.size(); ++gpu) {
+    std::vector<MockChannel> its;
+    for (const MockChannel& c : channels)
+      if (c.gpu == static_cast<int>(gpu)) its.push_back(c);
+    if (!its.empty() && preempt_hooks_[gpu]) preempt_hooks_[gpu](its, stopping);
+  }
 }
 
 int MockNvDriver::close(int fd) {
+  {
+    // A file whose close frees nothing (a CPU mapping's fd, a /dev/nvidiaN fd, a control fd without clients) goes
+    // without waiting for the GPU: each CPU mapping closes a fresh fd.
+    std::lock_guard lock(mutex_);
+    auto it = files_.find(fd);
+    if (it == files_.end()) return -EBADF;
+    const FileKind kind = it->second.kind;
+    if (kind != FileKind::kUvm && !(kind == FileKind::kControl && rm_.has_clients_of_fd(fd))) {
+      files_.erase(it);
+      return 0;
+    }
+  }
   std::vector<MockChannel> going;
   {
     std::lock_guard lock(mutex_);
@@ -176,7 +225,26 @@ int MockNvDriver::rm_escape(int fd, OpenFile& file, unsigned long request, void*
         args.params.status = NV_ERR_INVALID_ARGUMENT;  // the fd to mmap must be an NVIDIA fd
         return 0;
       }
-      if (auto context = rm_.map_memory(args.params)) target->second.map_context = context;
+      std::optional<CpuMapContext> context = rm_.map_memory(args.params);
+      if (!context) return 0;
+      // System memory's mmap context goes to a /dev/nvidiactl fd, video memory's and the usermode region's to a
+      // /dev/nvidiaN fd (ogkm osapi.c:2277, :2341); nv_get_file_private finds no file of the other kind.
+      if ((target->second.kind == FileKind::kControl) != context->system_memory) {
+        args.params.status = NV_ERR_INVALID_ARGUMENT;
+        return 0;
+      }
+      // A /dev/nvidiaN fd maps only GPU N's memory (ogkm nv-usermap.c:66-70: NV_ERR_INVALID_ARGUMENT otherwise).
+      if (target->second.kind == FileKind::kDevice && target->second.gpu != context->gpu) {
+        args.params.status = NV_ERR_INVALID_ARGUMENT;
+        return 0;
+      }
+      // An fd carries one mmap context for its whole life: valid from the first RM_MAP_MEMORY naming it until the
+      // fd is closed, never consumed by mmap (ogkm kernel-open/nvidia/nv-usermap.c:53-57, :97; nv.c:1053).
+      if (target->second.map_context) {
+        args.params.status = NV_ERR_STATE_IN_USE;
+        return 0;
+      }
+      target->second.map_context = context;
       return 0;
     }
     case NV_ESC_RM_UNMAP_MEMORY:
@@ -197,18 +265,24 @@ int MockNvDriver::rm_escape(int fd, OpenFile& file, unsigned long request, void*
       return 0;
     case NV_ESC_CARD_INFO: {
       if (!on_ctl || size == 0 || size % sizeof(nv_ioctl_card_info_t) != 0) return -EINVAL;
+      // One valid entry per GPU, in minor-number order, as many as the caller's table holds.
       auto* cards = static_cast<nv_ioctl_card_info_t*>(arg);
       std::memset(cards, 0, size);
-      nv_ioctl_card_info_t& card = cards[0];
-      card.valid = 1;
-      card.pci_info.domain = config_.pci_domain;
-      card.pci_info.bus = config_.pci_bus;
-      card.pci_info.vendor_id = config_.pci_vendor_id;
-      card.pci_info.device_id = config_.pci_device_id;
-      card.gpu_id = config_.gpu_id;
-      card.fb_size = config_.vram_bytes;
-      card.minor_number = 0;
-      std::memcpy(card.dev_name, "nvidia0", 8);
+      const std::size_t entries = size / sizeof(nv_ioctl_card_info_t);
+      for (std::size_t i = 0; i < gpus_.size() && i < entries; ++i) {
+        const MockGpuConfig& gpu = gpus_[i];
+        nv_ioctl_card_info_t& card = cards[i];
+        card.valid = 1;
+        card.pci_info.domain = gpu.pci_domain;
+        card.pci_info.bus = gpu.pci_bus;
+        card.pci_info.vendor_id = gpu.pci_vendor_id;
+        card.pci_info.device_id = gpu.pci_device_id;
+        card.gpu_id = gpu.gpu_id;
+        card.fb_size = gpu.vram_bytes;
+        card.minor_number = static_cast<NvU32>(i);
+        const std::string name = "nvidia" + std::to_string(i);
+        std::memcpy(card.dev_name, name.c_str(), std::min(name.size() + 1, sizeof card.dev_name));
+      }
       return 0;
     }
     case NV_ESC_REGISTER_FD: {
@@ -246,7 +320,6 @@ void* MockNvDriver::mmap(void* addr, std::size_t length, int prot, int flags, in
   const int map_flags = MAP_SHARED | (flags & MAP_FIXED);
   void* result = ::mmap(addr, length, prot, map_flags, context.memfd, static_cast<off_t>(context.offset + start));
   if (result == MAP_FAILED) return fail(errno);
-  it->second.map_context.reset();  // one mapping per RM_MAP_MEMORY, as the driver's mmap context is consumed
   return result;
 }
 
@@ -257,15 +330,20 @@ std::vector<MockChannel> MockNvDriver::channels() const {
   return rm_.channels();
 }
 
-std::optional<MockChannel> MockNvDriver::channel_by_token(std::uint32_t token) const {
+std::vector<MockChannel> MockNvDriver::channels(int gpu) const {
   std::lock_guard lock(mutex_);
-  return rm_.channel_by_token(token);
+  return rm_.channels(gpu);
 }
 
-std::uint32_t* MockNvDriver::doorbell_register() { return rm_.usermode().doorbell_register(); }
-std::optional<std::uint32_t> MockNvDriver::take_doorbell() { return rm_.usermode().take_doorbell(); }
-std::optional<std::uint32_t> MockNvDriver::wait_doorbell(std::chrono::nanoseconds timeout) {
-  return rm_.usermode().wait_doorbell(timeout);
+std::optional<MockChannel> MockNvDriver::channel_by_token(std::uint32_t token, int gpu) const {
+  std::lock_guard lock(mutex_);
+  return rm_.channel_by_token(token, gpu);
+}
+
+std::uint32_t* MockNvDriver::doorbell_register(int gpu) { return rm_.usermode(gpu).doorbell_register(); }
+std::optional<std::uint32_t> MockNvDriver::take_doorbell(int gpu) { return rm_.usermode(gpu).take_doorbell(); }
+std::optional<std::uint32_t> MockNvDriver::wait_doorbell(std::chrono::nanoseconds timeout, int gpu) {
+  return rm_.usermode(gpu).wait_doorbell(timeout);
 }
 
 void MockNvDriver::record_mmu_fault(NvHandle client, NvHandle channel,

@@ -77,8 +77,22 @@ std::optional<ClassRule> class_rule(NvU32 c) {
 
 }  // namespace
 
-MockRm::MockRm(const MockGpuConfig& gpu, GpuMemory& gpu_memory)
-    : gpu_(gpu), class_list_(gpu.class_list.empty() ? gh100_class_list() : gpu.class_list), gpu_memory_(gpu_memory) {}
+MockRm::MockRm(const std::vector<MockGpuConfig>& gpus, const std::vector<GpuMemory*>& memories) {
+  if (gpus.empty() || gpus.size() != memories.size())
+    throw std::invalid_argument("MockRm: " + std::to_string(gpus.size()) + " GPUs with " + std::to_string(memories.size()) +
+                                " address spaces; expected at least one GPU and one address space each");
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    auto gpu = std::make_unique<Gpu>();
+    gpu->config = gpus[i];
+    gpu->class_list = gpus[i].class_list.empty() ? gh100_class_list() : gpus[i].class_list;
+    gpu->memory = memories[i];
+    gpus_.push_back(std::move(gpu));
+  }
+}
+
+MockRm::Gpu& MockRm::gpu_of(const Object& object) const {
+  return *gpus_.at(object.gpu < 0 ? 0 : static_cast<std::size_t>(object.gpu));
+}
 
 MockRm::~MockRm() {
   while (!clients_.empty()) free_tree(*clients_.begin()->second, clients_.begin()->first);
@@ -132,12 +146,14 @@ NV_STATUS MockRm::alloc_root_client(NVOS21_PARAMETERS& args, int ctl_fd) {
 NV_STATUS MockRm::alloc_object(NVOS21_PARAMETERS& args) {
   Client* client = find_client(args.hRoot);
   if (client == nullptr) return NV_ERR_INVALID_CLIENT;
+  auto parent_it = client->objects.find(args.hObjectParent);
+  const std::vector<NvU32>& class_list =
+      parent_it != client->objects.end() ? gpu_of(parent_it->second).class_list : gpus_.front()->class_list;
   const bool offered = args.hClass == NV01_DEVICE_0 || args.hClass == NV20_SUBDEVICE_0 ||
-                       std::find(class_list_.begin(), class_list_.end(), args.hClass) != class_list_.end();
+                       std::find(class_list.begin(), class_list.end(), args.hClass) != class_list.end();
   if (!offered) return NV_ERR_INVALID_CLASS;
   const std::optional<ClassRule> rule = class_rule(args.hClass);
   if (!rule) return NV_ERR_NOT_SUPPORTED;  // offered by a GH100 but not emulated
-  auto parent_it = client->objects.find(args.hObjectParent);
   if (parent_it == client->objects.end()) return NV_ERR_OBJECT_NOT_FOUND;  // resserv clientGetResourceRef
   if (std::find(rule->parents.begin(), rule->parents.end(), parent_it->second.hclass) == rule->parents.end()) {
     return NV_ERR_INVALID_OBJECT_PARENT;
@@ -157,6 +173,7 @@ NV_STATUS MockRm::alloc_object(NVOS21_PARAMETERS& args) {
   object.handle = handle;
   object.parent = args.hObjectParent;
   object.hclass = args.hClass;
+  object.gpu = client->objects.at(args.hObjectParent).gpu;
   const NV_STATUS status = construct(*client, object, client->objects.at(args.hObjectParent), params);
   if (status != NV_OK) {
     client->objects.erase(handle);
@@ -170,7 +187,10 @@ NV_STATUS MockRm::alloc_object(NVOS21_PARAMETERS& args) {
 NV_STATUS MockRm::construct(Client& client, Object& object, const Object& parent, void* params) {
   const NvU32 c = object.hclass;
   if (c == NV01_DEVICE_0) {
-    if (static_cast<NV0080_ALLOC_PARAMETERS*>(params)->deviceId != 0) return NV_ERR_INVALID_ARGUMENT;
+    // deviceId: the device instance NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2 gave for a GPU (its index here).
+    const NvU32 instance = static_cast<NV0080_ALLOC_PARAMETERS*>(params)->deviceId;
+    if (instance >= gpus_.size()) return NV_ERR_INVALID_ARGUMENT;
+    object.gpu = static_cast<int>(instance);
   } else if (c == NV20_SUBDEVICE_0) {
     if (params != nullptr && static_cast<NV2080_ALLOC_PARAMETERS*>(params)->subDeviceId != 0) {
       return NV_ERR_INVALID_ARGUMENT;
@@ -205,8 +225,8 @@ NV_STATUS MockRm::construct(Client& client, Object& object, const Object& parent
   } else if (c == GT200_DEBUGGER) {
     return construct_debugger(client, object, params);
   } else if (is_usermode_class(c)) {
-    object.host = usermode_.backing().data();
-    object.size = usermode_.backing().size();
+    object.host = gpu_of(object).usermode.backing().data();
+    object.size = gpu_of(object).usermode.backing().size();
   }
   return NV_OK;
 }
@@ -215,7 +235,8 @@ NV_STATUS MockRm::construct_memory(Object& object, void* params) {
   auto* p = static_cast<NV_MEMORY_ALLOCATION_PARAMS*>(params);
   if (p->size == 0) return NV_ERR_INVALID_ARGUMENT;
   const NvU64 size = align_up(p->size, kPageSize);
-  if (size < p->size || size > gpu_.vram_bytes - vram_in_use_) return NV_ERR_NO_MEMORY;
+  Gpu& gpu = gpu_of(object);
+  if (size < p->size || size > gpu.config.vram_bytes - gpu.vram_in_use) return NV_ERR_NO_MEMORY;
   try {
     object.backing = std::make_shared<SharedBacking>(size, "nv-memory-" + hex(object.handle));
   } catch (const std::exception&) {
@@ -223,7 +244,7 @@ NV_STATUS MockRm::construct_memory(Object& object, void* params) {
   }
   object.host = object.backing->data();
   object.size = size;
-  if (object.hclass == NV1_MEMORY_USER) vram_in_use_ += size;
+  if (object.hclass == NV1_MEMORY_USER) gpu.vram_in_use += size;
   p->limit = size - 1;
   return NV_OK;
 }
@@ -278,7 +299,8 @@ NV_STATUS MockRm::construct_channel(Client& client, Object& object, const Object
     channel.userd = object.internal_userd->data();
     channel.memory.push_back(object.internal_userd);
   }
-  channel.work_submit_token = next_channel_id_++;
+  channel.gpu = object.gpu < 0 ? 0 : object.gpu;
+  channel.work_submit_token = gpu_of(object).next_channel_id++;
   channel.scheduled = parent.scheduled;
   object.channel = std::move(channel);
   return NV_OK;
@@ -323,11 +345,12 @@ void MockRm::alloc_memory(NVOS02_PARAMETERS& args) {
   args.status = [&]() -> NV_STATUS {
     Client* client = find_client(args.hRoot);
     if (client == nullptr) return NV_ERR_INVALID_CLIENT;
-    if (std::find(class_list_.begin(), class_list_.end(), args.hClass) == class_list_.end()) {
+    const Object* parent = find(args.hRoot, args.hObjectParent);
+    const std::vector<NvU32>& class_list = parent != nullptr ? gpu_of(*parent).class_list : gpus_.front()->class_list;
+    if (std::find(class_list.begin(), class_list.end(), args.hClass) == class_list.end()) {
       return NV_ERR_INVALID_CLASS;
     }
     if (args.hClass != NV01_MEMORY_SYSTEM_OS_DESCRIPTOR) return NV_ERR_NOT_SUPPORTED;
-    const Object* parent = find(args.hRoot, args.hObjectParent);
     if (parent == nullptr) return NV_ERR_OBJECT_NOT_FOUND;
     if (parent->hclass != NV01_DEVICE_0) return NV_ERR_INVALID_OBJECT_PARENT;
     if (args.hObjectNew == 0) return NV_ERR_INVALID_OBJECT_NEW;
@@ -338,6 +361,7 @@ void MockRm::alloc_memory(NVOS02_PARAMETERS& args) {
     object.handle = args.hObjectNew;
     object.parent = args.hObjectParent;
     object.hclass = args.hClass;
+    object.gpu = parent->gpu;
     object.host = reinterpret_cast<std::uint8_t*>(static_cast<std::uintptr_t>(args.pMemory));
     object.size = args.limit + 1;
     client->objects.at(args.hObjectParent).children.push_back(args.hObjectNew);
@@ -367,6 +391,10 @@ void MockRm::free_clients_of_fd(int ctl_fd) {
   for (const NvHandle handle : owned) free_tree(*clients_.at(handle), handle);
 }
 
+bool MockRm::has_clients_of_fd(int ctl_fd) const {
+  return std::any_of(clients_.begin(), clients_.end(), [ctl_fd](const auto& c) { return c.second->ctl_fd == ctl_fd; });
+}
+
 // Children first, so a channel still exists while its compute object is destroyed.
 void MockRm::free_tree(Client& client, NvHandle handle) {
   const std::vector<NvHandle> children = client.objects.at(handle).children;
@@ -386,8 +414,8 @@ void MockRm::free_tree(Client& client, NvHandle handle) {
 }
 
 void MockRm::destroy(Client& client, Object& object) {
-  if (is_memory_class(object.hclass)) gpu_memory_.unmap_owner(owner_tag(client.handle, object.handle));
-  if (object.hclass == NV1_MEMORY_USER) vram_in_use_ -= object.size;
+  if (is_memory_class(object.hclass)) gpu_of(object).memory->unmap_owner(owner_tag(client.handle, object.handle));
+  if (object.hclass == NV1_MEMORY_USER) gpu_of(object).vram_in_use -= object.size;
   if (is_engine_class(object.hclass)) {
     auto parent = client.objects.find(object.parent);
     if (parent != client.objects.end() && parent->second.channel) {
@@ -420,8 +448,8 @@ std::optional<CpuMapContext> MockRm::map_memory(NVOS33_PARAMETERS& args) {
     if (args.length == 0 || args.offset > memory->size || args.length > memory->size - args.offset) {
       return NV_ERR_INVALID_LIMIT;
     }
-    const int memfd = is_usermode_class(memory->hclass) ? usermode_.backing().fd() : memory->backing->fd();
-    context = CpuMapContext{memfd, args.offset, args.length};
+    const int memfd = is_usermode_class(memory->hclass) ? gpu_of(*memory).usermode.backing().fd() : memory->backing->fd();
+    context = CpuMapContext{memfd, args.offset, args.length, std::max(memory->gpu, 0), memory->hclass == NV1_MEMORY_SYSTEM};
     // RM ignores the caching type asked for (escape.c); report what it uses.
     args.flags = (args.flags & ~(7u << NVOS33_FLAGS_CACHING_TYPE_SHIFT)) |
                  (NVOS33_FLAGS_CACHING_TYPE_DEFAULT << NVOS33_FLAGS_CACHING_TYPE_SHIFT);
@@ -462,7 +490,7 @@ void MockRm::map_memory_dma(NVOS46_PARAMETERS& args) {
       dma->next_va = va + length;
     }
     if (va < dma->va_start || va + length - 1 > dma->va_limit || va + length < va) return NV_ERR_INVALID_OFFSET;
-    if (!gpu_memory_.map(va, memory->host + args.offset, length, owner_tag(args.hClient, args.hMemory))) {
+    if (!gpu_of(*dma).memory->map(va, memory->host + args.offset, length, owner_tag(args.hClient, args.hMemory))) {
       return NV_ERR_INVALID_OFFSET;  // overlaps another mapping
     }
     args.dmaOffset = va;
@@ -476,7 +504,7 @@ void MockRm::unmap_memory_dma(NVOS47_PARAMETERS& args) {
     const Object* dma = find(args.hClient, args.hDma);
     const Object* memory = find(args.hClient, args.hMemory);
     if (dma == nullptr || memory == nullptr) return NV_ERR_INVALID_OBJECT_HANDLE;
-    return gpu_memory_.unmap(args.dmaOffset) ? NV_OK : NV_ERR_INVALID_OFFSET;
+    return gpu_of(*dma).memory->unmap(args.dmaOffset) ? NV_OK : NV_ERR_INVALID_OFFSET;
   }();
 }
 
@@ -519,6 +547,12 @@ std::vector<MockChannel> MockRm::channels() const {
   return all;
 }
 
+std::vector<MockChannel> MockRm::channels(int gpu) const {
+  std::vector<MockChannel> all = channels();
+  std::erase_if(all, [gpu](const MockChannel& c) { return c.gpu != gpu; });
+  return all;
+}
+
 std::vector<MockChannel> MockRm::channels_freed_with(NvHandle client, NvHandle handle) const {
   std::vector<MockChannel> found;
   const Client* owner = find_client(client);
@@ -546,8 +580,8 @@ std::vector<MockChannel> MockRm::channels_of_fd(int ctl_fd) const {
   return found;
 }
 
-std::optional<MockChannel> MockRm::channel_by_token(NvU32 token) const {
-  for (const MockChannel& channel : channels()) {
+std::optional<MockChannel> MockRm::channel_by_token(NvU32 token, int gpu) const {
+  for (const MockChannel& channel : channels(gpu)) {
     if (channel.work_submit_token == token) return channel;
   }
   return std::nullopt;

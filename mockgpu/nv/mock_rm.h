@@ -35,6 +35,7 @@ using kernel_interface::nvidia::NvU64;
 
 // A GPFIFO channel as the command processor needs it.
 struct MockChannel {
+  int gpu = 0;                 // which of the driver's GPUs runs it (its device's deviceId)
   NvHandle client = 0;
   NvHandle handle = 0;
   NvU32 hclass = 0;            // e.g. HOPPER_CHANNEL_GPFIFO_A
@@ -64,11 +65,15 @@ struct CpuMapContext {
   int memfd = -1;
   NvU64 offset = 0;  // into the memfd
   NvU64 length = 0;
+  int gpu = 0;                 // the GPU whose memory (or usermode region) it is
+  bool system_memory = false;  // NV1_MEMORY_SYSTEM: mapped through a /dev/nvidiactl fd, anything else a /dev/nvidiaN one
 };
 
 class MockRm {
  public:
-  MockRm(const MockGpuConfig& gpu, GpuMemory& gpu_memory);
+  // One RM for all the machine's GPUs (`gpus[i]` is the one NV0080 deviceId i allocates, with its address space
+  // `memories[i]`): a client may hold devices of several GPUs, and each object belongs to its device's GPU.
+  MockRm(const std::vector<MockGpuConfig>& gpus, const std::vector<GpuMemory*>& memories);
   ~MockRm();
 
   // Escape handlers: each sets the params' status.
@@ -83,6 +88,7 @@ class MockRm {
 
   // Closing a ctl fd frees the clients allocated through it, as RM does.
   void free_clients_of_fd(int ctl_fd);
+  bool has_clients_of_fd(int ctl_fd) const;
 
   // Lookups for the UVM driver.
   bool has_client(NvHandle client) const;
@@ -95,18 +101,19 @@ class MockRm {
     return (static_cast<std::uint64_t>(client) << 32) | memory;
   }
 
-  // For the emulated command processor.
+  // For the emulated command processors: every channel, or those of GPU `gpu`.
   std::vector<MockChannel> channels() const;
+  std::vector<MockChannel> channels(int gpu) const;
   // An SM's MMU fault on `channel`: kept for the debugger objects of the channel's compute object. Ignored when the
   // channel is gone (freed while its last work ran).
   void record_mmu_fault(NvHandle client, NvHandle channel,
                         const kernel_interface::nvidia::NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_ENTRY& fault);
-  std::optional<MockChannel> channel_by_token(NvU32 token) const;
+  std::optional<MockChannel> channel_by_token(NvU32 token, int gpu = 0) const;
   // The channels an RM_FREE of `handle` takes down (it and its descendants), and those of the clients a close of
   // `ctl_fd` frees: RM preempts them before it frees anything (MockNvDriver's preempt hook).
   std::vector<MockChannel> channels_freed_with(NvHandle client, NvHandle handle) const;
   std::vector<MockChannel> channels_of_fd(int ctl_fd) const;
-  UsermodeRegion& usermode() { return usermode_; }
+  UsermodeRegion& usermode(int gpu = 0) { return gpus_.at(static_cast<std::size_t>(gpu))->usermode; }
   std::size_t object_count() const;
   bool has_object(NvHandle client, NvHandle handle) const;
 
@@ -114,6 +121,16 @@ class MockRm {
   struct Object;
   struct Client;
   struct VirtualRange;
+  // One GPU's state: what it reports, offers and holds.
+  struct Gpu {
+    MockGpuConfig config;
+    std::vector<NvU32> class_list;
+    GpuMemory* memory = nullptr;
+    UsermodeRegion usermode;
+    NvU64 vram_in_use = 0;
+    NvU32 next_channel_id = 0;  // work-submit tokens are per GPU (a channel id of its runlist)
+  };
+  Gpu& gpu_of(const Object& object) const;
 
   Client* find_client(NvHandle client);
   const Client* find_client(NvHandle client) const;
@@ -130,20 +147,15 @@ class MockRm {
   void destroy(Client& client, Object& object);
   NV_STATUS run_control(Client& client, Object& object, NvU32 cmd, void* params, NvU32 size);
   NV_STATUS control_client(Client& client, NvU32 cmd, void* params);
-  NV_STATUS control_device(NvU32 cmd, void* params);
-  NV_STATUS control_subdevice(NvU32 cmd, void* params);
+  NV_STATUS control_device(const Object& device, NvU32 cmd, void* params);
+  NV_STATUS control_subdevice(const Object& subdevice, NvU32 cmd, void* params);
   NV_STATUS control_channel(Client& client, Object& object, NvU32 cmd, void* params);
   NV_STATUS control_debugger(const Object& debugger, NvU32 cmd, void* params) const;
 
-  MockGpuConfig gpu_;
-  std::vector<NvU32> class_list_;
-  GpuMemory& gpu_memory_;
-  UsermodeRegion usermode_;
+  std::vector<std::unique_ptr<Gpu>> gpus_;
   std::map<NvHandle, std::unique_ptr<Client>> clients_;
   NvHandle next_client_ = 0xc1d00001;
   NvHandle next_generated_handle_ = 0xcf000001;
-  NvU32 next_channel_id_ = 0;
-  NvU64 vram_in_use_ = 0;
 };
 
 }  // namespace doorbell::mockgpu::nv

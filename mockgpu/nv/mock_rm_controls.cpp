@@ -92,8 +92,8 @@ NV_STATUS MockRm::run_control(Client& client, Object& object, NvU32 cmd, void* p
   if (size != rule->size || params == nullptr) return NV_ERR_INVALID_ARGUMENT;
   switch (rule->target) {
     case Target::kClient: return control_client(client, cmd, params);
-    case Target::kDevice: return control_device(cmd, params);
-    case Target::kSubdevice: return control_subdevice(cmd, params);
+    case Target::kDevice: return control_device(object, cmd, params);
+    case Target::kSubdevice: return control_subdevice(object, cmd, params);
     case Target::kChannelGroup:
     case Target::kChannel: return control_channel(client, object, cmd, params);
     case Target::kDebugger: return control_debugger(object, cmd, params);
@@ -103,13 +103,14 @@ NV_STATUS MockRm::run_control(Client& client, Object& object, NvU32 cmd, void* p
 
 NV_STATUS MockRm::control_client(Client& client, NvU32 cmd, void* params) {
   (void)client;
+  const MockGpuConfig& driver = gpus_.front()->config;  // the driver's version is the machine's, not a GPU's
   if (cmd == NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2) {
     auto* p = static_cast<NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS*>(params);
-    const std::string major = gpu_.driver_version.substr(0, gpu_.driver_version.find('.'));
-    copy_text(p->driverVersionBuffer, gpu_.driver_version);
-    copy_text(p->versionBuffer, gpu_.driver_version);
+    const std::string major = driver.driver_version.substr(0, driver.driver_version.find('.'));
+    copy_text(p->driverVersionBuffer, driver.driver_version);
+    copy_text(p->versionBuffer, driver.driver_version);
     copy_text(p->driverBranch, "r" + major + "_00");
-    copy_text(p->titleBuffer, "doorbell mockgpu emulated NVIDIA driver " + gpu_.driver_version);
+    copy_text(p->titleBuffer, "doorbell mockgpu emulated NVIDIA driver " + driver.driver_version);
     p->changelistNumber = 0;
     p->officialChangelistNumber = 0;
     return NV_OK;
@@ -117,13 +118,14 @@ NV_STATUS MockRm::control_client(Client& client, NvU32 cmd, void* params) {
   if (cmd == NV0000_CTRL_CMD_GPU_GET_ATTACHED_IDS) {
     auto* p = static_cast<NV0000_CTRL_GPU_GET_ATTACHED_IDS_PARAMS*>(params);
     std::fill(std::begin(p->gpuIds), std::end(p->gpuIds), NV0000_CTRL_GPU_INVALID_ID);
-    p->gpuIds[0] = gpu_.gpu_id;
+    for (std::size_t i = 0; i < gpus_.size() && i < std::size(p->gpuIds); ++i) p->gpuIds[i] = gpus_[i]->config.gpu_id;
     return NV_OK;
   }
   auto* p = static_cast<NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS*>(params);  // GPU_GET_ID_INFO_V2
-  if (p->gpuId != gpu_.gpu_id) return NV_ERR_INVALID_ARGUMENT;
+  auto gpu = std::find_if(gpus_.begin(), gpus_.end(), [&](const auto& g) { return g->config.gpu_id == p->gpuId; });
+  if (gpu == gpus_.end()) return NV_ERR_INVALID_ARGUMENT;
   p->gpuFlags = 0;
-  p->deviceInstance = 0;
+  p->deviceInstance = static_cast<NvU32>(gpu - gpus_.begin());
   p->subDeviceInstance = 0;
   p->sliStatus = 0;
   p->boardId = 0;
@@ -132,34 +134,36 @@ NV_STATUS MockRm::control_client(Client& client, NvU32 cmd, void* params) {
   return NV_OK;
 }
 
-NV_STATUS MockRm::control_device(NvU32 cmd, void* params) {
-  const NvU32 count = static_cast<NvU32>(class_list_.size());
+NV_STATUS MockRm::control_device(const Object& device, NvU32 cmd, void* params) {
+  const std::vector<NvU32>& classes = gpu_of(device).class_list;
+  const NvU32 count = static_cast<NvU32>(classes.size());
   if (cmd == NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2) {
     auto* p = static_cast<NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS*>(params);
     p->numClasses = count;
-    std::copy(class_list_.begin(), class_list_.end(), p->classList);
+    std::copy(classes.begin(), classes.end(), p->classList);
     return NV_OK;
   }
   auto* p = static_cast<NV0080_CTRL_GPU_GET_CLASSLIST_PARAMS*>(params);  // GET_CLASSLIST: count, then the list
   auto* list = reinterpret_cast<NvU32*>(static_cast<std::uintptr_t>(p->classList));
   if (list != nullptr) {
     if (p->numClasses < count) return NV_ERR_INVALID_PARAM_STRUCT;
-    std::copy(class_list_.begin(), class_list_.end(), list);
+    std::copy(classes.begin(), classes.end(), list);
   }
   p->numClasses = count;
   return NV_OK;
 }
 
-NV_STATUS MockRm::control_subdevice(NvU32 cmd, void* params) {
+NV_STATUS MockRm::control_subdevice(const Object& subdevice, NvU32 cmd, void* params) {
+  const MockGpuConfig& gpu = gpu_of(subdevice).config;
   if (cmd == NV2080_CTRL_CMD_GPU_GET_GID_INFO) {
     auto* p = static_cast<NV2080_CTRL_GPU_GET_GID_INFO_PARAMS*>(params);
     const NvU32 format = p->flags & 3;
     std::memset(p->data, 0, sizeof p->data);
     if (format == NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY) {
-      std::copy(gpu_.uuid.begin(), gpu_.uuid.end(), p->data);
-      p->length = static_cast<NvU32>(gpu_.uuid.size());
+      std::copy(gpu.uuid.begin(), gpu.uuid.end(), p->data);
+      p->length = static_cast<NvU32>(gpu.uuid.size());
     } else if (format == NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_ASCII) {
-      const std::string text = uuid_text(gpu_.uuid);
+      const std::string text = uuid_text(gpu.uuid);
       std::memcpy(p->data, text.data(), text.size());
       p->length = static_cast<NvU32>(text.size() + 1);
     } else {
@@ -176,11 +180,11 @@ NV_STATUS MockRm::control_subdevice(NvU32 cmd, void* params) {
     for (NvU32 i = 0; i < p->grInfoListSize; ++i) {
       NV2080_CTRL_GR_INFO& entry = list[i];
       switch (entry.index) {
-        case NV2080_CTRL_GR_INFO_INDEX_SM_VERSION: entry.data = gpu_.sm_version; break;
-        case NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM: entry.data = gpu_.max_warps_per_sm; break;
-        case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS: entry.data = gpu_.num_gpcs; break;
-        case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC: entry.data = gpu_.num_tpc_per_gpc; break;
-        case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC: entry.data = gpu_.num_sm_per_tpc; break;
+        case NV2080_CTRL_GR_INFO_INDEX_SM_VERSION: entry.data = gpu.sm_version; break;
+        case NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM: entry.data = gpu.max_warps_per_sm; break;
+        case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS: entry.data = gpu.num_gpcs; break;
+        case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC: entry.data = gpu.num_tpc_per_gpc; break;
+        case NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC: entry.data = gpu.num_sm_per_tpc; break;
         default:
           if (entry.index > NV2080_CTRL_GR_INFO_INDEX_MAX) return NV_ERR_INVALID_ARGUMENT;
           entry.data = 0;  // an index the emulation does not model

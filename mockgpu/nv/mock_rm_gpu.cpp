@@ -1,10 +1,27 @@
 #include "mockgpu/nv/mock_rm_gpu.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "kernel-interface/nvidia/rm_classes.h"
 
 namespace doorbell::mockgpu::nv {
 
 namespace ki = doorbell::kernel_interface::nvidia;
+
+std::vector<MockGpuConfig> mock_gpu_configs(int count, const MockGpuConfig& first) {
+  if (count < 1 || count > 16)
+    throw std::invalid_argument("mockgpu: a machine of " + std::to_string(count) + " NVIDIA GPUs; expected 1 to 16");
+  std::vector<MockGpuConfig> gpus;
+  for (int i = 0; i < count; ++i) {
+    MockGpuConfig gpu = first;
+    gpu.pci_bus = static_cast<std::uint8_t>(first.pci_bus + i);
+    gpu.gpu_id = static_cast<std::uint32_t>(gpu.pci_bus) << 8;
+    gpu.uuid.back() = static_cast<std::uint8_t>(first.uuid.back() + i);
+    gpus.push_back(std::move(gpu));
+  }
+  return gpus;
+}
 
 std::vector<std::uint32_t> gh100_class_list() {
   return {

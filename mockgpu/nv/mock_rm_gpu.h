@@ -1,6 +1,7 @@
 #pragma once
-// What the emulated driver reports about its one GPU: an H200 (GH100, SM 9.0) behind driver 580.159 unless a test
-// asks for something else (e.g. driver 575 to check the version refusal).
+// What the emulated driver reports about a GPU: an H200 (GH100, SM 9.0) behind driver 580.159 unless a test asks for
+// something else (e.g. driver 575 to check the version refusal). A machine of several GPUs is a list of these
+// (mock_gpu_configs).
 
 #include <array>
 #include <cstdint>
@@ -30,6 +31,11 @@ struct MockGpuConfig {
   // Ampere/Ada list to check the backend's fallbacks.
   std::vector<std::uint32_t> class_list;
 };
+
+// A machine of `count` GPUs like `first`: GPU i sits on PCI bus first.pci_bus + i, with gpu_id (bus << 8, as RM
+// derives it from the PCI location) and a UUID of its own (the last byte plus i). Throws std::invalid_argument for a
+// count outside 1..16.
+std::vector<MockGpuConfig> mock_gpu_configs(int count, const MockGpuConfig& first = {});
 
 // The classes a GH100 offers (NV0080_CTRL_CMD_GPU_GET_CLASSLIST), after RM580 g_gpu_class_list.c
 // gpuGetEngClassDescriptorList_GH100 / gpuGetNoEngClassList_GH100 (firmware-notes/nvidia-hopper.md §4): the Hopper

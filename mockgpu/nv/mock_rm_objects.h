@@ -15,6 +15,7 @@ struct MockRm::Object {
   NvHandle handle = 0;
   NvHandle parent = 0;
   NvU32 hclass = 0;
+  int gpu = -1;  // the GPU of its device (NV01_DEVICE_0's deviceId), inherited by everything under it; -1: a client
   std::vector<NvHandle> children;
   // Memory objects: the bytes (own backing, or user memory for an OS descriptor) and their size.
   std::shared_ptr<SharedBacking> backing;  // shared with the channels whose USERD or error notifier lives in it

@@ -19,15 +19,17 @@ int answer(void* arg, Handler&& handler) {
 }
 }  // namespace
 
-MockUvm::MockUvm(const MockGpuConfig& gpu, MockRm& rm, GpuMemory& gpu_memory, std::function<bool(int)> is_ctl_fd)
-    : gpu_(gpu), rm_(rm), gpu_memory_(gpu_memory), is_ctl_fd_(std::move(is_ctl_fd)) {}
+MockUvm::MockUvm(const std::vector<MockGpuConfig>& gpus, MockRm& rm, const std::vector<GpuMemory*>& memories,
+                 std::function<bool(int)> is_ctl_fd)
+    : gpus_(gpus), rm_(rm), memories_(memories), is_ctl_fd_(std::move(is_ctl_fd)) {}
 
 void MockUvm::open_fd(int fd) { files_[fd] = File{}; }
 
 void MockUvm::close_fd(int fd) {
   auto it = files_.find(fd);
   if (it == files_.end()) return;
-  for (const auto& [base, length] : it->second.ranges) gpu_memory_.unmap_range(base, length);
+  for (const auto& [base, length] : it->second.ranges)
+    for (const int gpu : it->second.gpus) memories_[static_cast<std::size_t>(gpu)]->unmap_range(base, length);
   files_.erase(it);
 }
 
@@ -77,7 +79,7 @@ int MockUvm::ioctl(int fd, unsigned long request, void* arg) {
     case UVM_REGISTER_CHANNEL:
       return answer<UVM_REGISTER_CHANNEL_PARAMS>(arg, [&](auto& p) { return register_channel(file, p); });
     case UVM_ENABLE_PEER_ACCESS:
-      // One emulated GPU: there is never a peer.
+      // Peer access between emulated GPUs is not modelled: copies between them go through host memory.
       return answer<UVM_ENABLE_PEER_ACCESS_PARAMS>(arg, [](auto&) { return NV_ERR_INVALID_DEVICE; });
     case UVM_CREATE_EXTERNAL_RANGE:
       return answer<UVM_CREATE_EXTERNAL_RANGE_PARAMS>(arg, [&](auto& p) { return create_external_range(file, p); });
@@ -91,8 +93,10 @@ int MockUvm::ioctl(int fd, unsigned long request, void* arg) {
   }
 }
 
-bool MockUvm::gpu_is_ours(const NvProcessorUuid& uuid) const {
-  return std::memcmp(uuid.uuid, gpu_.uuid.data(), gpu_.uuid.size()) == 0;
+int MockUvm::gpu_index(const NvProcessorUuid& uuid) const {
+  for (std::size_t i = 0; i < gpus_.size(); ++i)
+    if (std::memcmp(uuid.uuid, gpus_[i].uuid.data(), gpus_[i].uuid.size()) == 0) return static_cast<int>(i);
+  return -1;
 }
 
 bool MockUvm::range_in_use(NvU64 base, NvU64 length) const {
@@ -131,30 +135,33 @@ NV_STATUS MockUvm::mm_initialize(File& file, UVM_MM_INITIALIZE_PARAMS& p) {
 }
 
 NV_STATUS MockUvm::register_gpu(File& file, UVM_REGISTER_GPU_PARAMS& p) {
-  if (!gpu_is_ours(p.gpu_uuid)) return NV_ERR_GPU_UUID_NOT_FOUND;
+  const int gpu = gpu_index(p.gpu_uuid);
+  if (gpu < 0) return NV_ERR_GPU_UUID_NOT_FOUND;
   if (p.rmCtrlFd != -1) {
     if (const NV_STATUS status = check_rm(p.rmCtrlFd, p.hClient); status != NV_OK) return status;
   }
-  if (file.gpu_registered) return NV_ERR_IN_USE;
-  file.gpu_registered = true;
+  if (file.gpus.contains(gpu)) return NV_ERR_IN_USE;
+  file.gpus.insert(gpu);
   p.numaEnabled = 0;
   p.numaNodeId = -1;
   return NV_OK;
 }
 
 NV_STATUS MockUvm::register_gpu_vaspace(File& file, UVM_REGISTER_GPU_VASPACE_PARAMS& p) {
-  if (!gpu_is_ours(p.gpuUuid)) return NV_ERR_GPU_UUID_NOT_FOUND;
-  if (!file.gpu_registered) return NV_ERR_INVALID_DEVICE;
+  const int gpu = gpu_index(p.gpuUuid);
+  if (gpu < 0) return NV_ERR_GPU_UUID_NOT_FOUND;
+  if (!file.gpus.contains(gpu)) return NV_ERR_INVALID_DEVICE;
   if (const NV_STATUS status = check_rm(p.rmCtrlFd, p.hClient); status != NV_OK) return status;
   if (!rm_.is_object_of_class(p.hClient, p.hVaSpace, {FERMI_VASPACE_A})) return NV_ERR_OBJECT_NOT_FOUND;
-  if (file.vaspace_registered) return NV_ERR_IN_USE;
-  file.vaspace_registered = true;
+  if (file.vaspaces.contains(gpu)) return NV_ERR_IN_USE;
+  file.vaspaces.insert(gpu);
   return NV_OK;
 }
 
 NV_STATUS MockUvm::register_channel(File& file, UVM_REGISTER_CHANNEL_PARAMS& p) {
-  if (!gpu_is_ours(p.gpuUuid)) return NV_ERR_GPU_UUID_NOT_FOUND;
-  if (!file.vaspace_registered) return NV_ERR_INVALID_DEVICE;
+  const int gpu = gpu_index(p.gpuUuid);
+  if (gpu < 0) return NV_ERR_GPU_UUID_NOT_FOUND;
+  if (!file.vaspaces.contains(gpu)) return NV_ERR_INVALID_DEVICE;
   if (const NV_STATUS status = check_rm(p.rmCtrlFd, p.hClient); status != NV_OK) return status;
   if (!rm_.is_channel(p.hClient, p.hChannel)) return NV_ERR_OBJECT_NOT_FOUND;
   if (p.length == 0 || p.base % kPageSize != 0 || p.length % kPageSize != 0 || p.base + p.length < p.base) {
@@ -182,8 +189,11 @@ NV_STATUS MockUvm::map_external_allocation(File& file, UVM_MAP_EXTERNAL_ALLOCATI
   --range;
   if (p.base + p.length > range->first + range->second || p.base + p.length < p.base) return NV_ERR_INVALID_ADDRESS;
   if (p.gpuAttributesCount == 0 || p.gpuAttributesCount > UVM_MAX_GPUS) return NV_ERR_INVALID_ARGUMENT;
+  std::vector<GpuMemory*> targets;
   for (NvU64 i = 0; i < p.gpuAttributesCount; ++i) {
-    if (!gpu_is_ours(p.perGpuAttributes[i].gpuUuid) || !file.gpu_registered) return NV_ERR_INVALID_DEVICE;
+    const int gpu = gpu_index(p.perGpuAttributes[i].gpuUuid);
+    if (gpu < 0 || !file.gpus.contains(gpu)) return NV_ERR_INVALID_DEVICE;
+    targets.push_back(memories_[static_cast<std::size_t>(gpu)]);
   }
   if (const NV_STATUS status = check_rm(p.rmCtrlFd, p.hClient); status != NV_OK) return status;
   std::uint8_t* host = nullptr;
@@ -191,9 +201,11 @@ NV_STATUS MockUvm::map_external_allocation(File& file, UVM_MAP_EXTERNAL_ALLOCATI
     return status;
   }
   const std::uint64_t owner = MockRm::owner_tag(p.hClient, p.hMemory);
-  if (!gpu_memory_.map(p.base, host, p.length, owner)) {
-    gpu_memory_.unmap_range(p.base, p.length);  // a new mapping replaces what the range held
-    if (!gpu_memory_.map(p.base, host, p.length, owner)) return NV_ERR_UVM_ADDRESS_IN_USE;
+  for (GpuMemory* memory : targets) {
+    if (!memory->map(p.base, host, p.length, owner)) {
+      memory->unmap_range(p.base, p.length);  // a new mapping replaces what the range held
+      if (!memory->map(p.base, host, p.length, owner)) return NV_ERR_UVM_ADDRESS_IN_USE;
+    }
   }
   return NV_OK;
 }
@@ -201,7 +213,7 @@ NV_STATUS MockUvm::map_external_allocation(File& file, UVM_MAP_EXTERNAL_ALLOCATI
 NV_STATUS MockUvm::free(File& file, UVM_FREE_PARAMS& p) {
   auto range = file.ranges.find(p.base);
   if (range == file.ranges.end()) return NV_ERR_INVALID_ADDRESS;
-  gpu_memory_.unmap_range(range->first, range->second);
+  for (const int gpu : file.gpus) memories_[static_cast<std::size_t>(gpu)]->unmap_range(range->first, range->second);
   file.ranges.erase(range);
   return NV_OK;
 }

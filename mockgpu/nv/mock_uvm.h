@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "kernel-interface/nvidia/uvm_ioctl.h"
@@ -17,8 +18,10 @@ namespace doorbell::mockgpu::nv {
 
 class MockUvm {
  public:
-  // is_ctl_fd: whether an fd is an open /dev/nvidiactl of the same mock driver.
-  MockUvm(const MockGpuConfig& gpu, MockRm& rm, GpuMemory& gpu_memory, std::function<bool(int)> is_ctl_fd);
+  // is_ctl_fd: whether an fd is an open /dev/nvidiactl of the same mock driver. `gpus[i]` has address space
+  // `memories[i]`; an fd may register several of them (one VA space spans the GPUs it registered).
+  MockUvm(const std::vector<MockGpuConfig>& gpus, MockRm& rm, const std::vector<GpuMemory*>& memories,
+          std::function<bool(int)> is_ctl_fd);
 
   void open_fd(int fd);
   // Drops the fd's ranges and their GPU mappings, as closing the UVM fd tears down its VA space.
@@ -36,14 +39,15 @@ class MockUvm {
   struct File {
     bool initialized = false;
     NvU64 flags = 0;
-    bool gpu_registered = false;
-    bool vaspace_registered = false;
+    std::set<int> gpus;      // UVM_REGISTER_GPU done, by GPU index
+    std::set<int> vaspaces;  // UVM_REGISTER_GPU_VASPACE done, by GPU index
     std::vector<NvHandle> channels;
     std::map<NvU64, NvU64> ranges;          // external ranges: base -> length
     std::map<NvU64, NvU64> channel_ranges;  // VA reserved by UVM_REGISTER_CHANNEL: base -> length
   };
 
-  bool gpu_is_ours(const kernel_interface::nvidia::NvProcessorUuid& uuid) const;
+  // The index of the GPU with this UUID, or -1.
+  int gpu_index(const kernel_interface::nvidia::NvProcessorUuid& uuid) const;
   bool range_in_use(NvU64 base, NvU64 length) const;
   NV_STATUS check_rm(int rm_ctl_fd, NvHandle client) const;
   NV_STATUS initialize(File& file, kernel_interface::nvidia::UVM_INITIALIZE_PARAMS& p);
@@ -55,9 +59,9 @@ class MockUvm {
   NV_STATUS map_external_allocation(File& file, kernel_interface::nvidia::UVM_MAP_EXTERNAL_ALLOCATION_PARAMS& p);
   NV_STATUS free(File& file, kernel_interface::nvidia::UVM_FREE_PARAMS& p);
 
-  MockGpuConfig gpu_;
+  std::vector<MockGpuConfig> gpus_;
   MockRm& rm_;
-  GpuMemory& gpu_memory_;
+  std::vector<GpuMemory*> memories_;
   std::function<bool(int)> is_ctl_fd_;
   std::map<int, File> files_;
 };

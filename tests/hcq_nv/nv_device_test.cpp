@@ -276,7 +276,7 @@ TEST(NvDevice, AKernelReadingUnmappedMemoryFaultsNamingTheAddress) {
   } catch (const std::runtime_error& e) {
     std::string m = e.what();
     EXPECT_NE(m.find("the device faulted"), std::string::npos) << m;
-    EXPECT_NE(m.find("channel error notifier status 0xffff, error 31 (Xid)"), std::string::npos) << "read from the notifier memory: " << m;
+    EXPECT_NE(m.find("compute channel error notifier status 0xffff, error 31 (Xid)"), std::string::npos) << "read from the notifier memory: " << m;
     EXPECT_NE(m.find("MMU fault at 0xdead0000 (fault_invalidPte, VIRT_READ)"), std::string::npos) << "read from the debugger object: " << m;
   }
   EXPECT_LT(monotonic_ns() - t0, int64_t{10'000'000'000}) << "the fault ended the wait, not the timeout";
@@ -285,8 +285,9 @@ TEST(NvDevice, AKernelReadingUnmappedMemoryFaultsNamingTheAddress) {
 }
 
 // The copy engine's faults leave their address in the kernel log only (RM records a GPC's fault for the debugger):
-// the report says the device faulted, from the notifier, and claims no address.
-TEST(NvDevice, ACopyFromUnmappedMemoryFaultsThroughTheNotifierWithoutAnAddress) {
+// the report says the copy channel faulted, from its own error notifier, and claims no address; the compute
+// channel's notifier stays clean (each channel has its own, as tinygrad gives each GPFIFO one).
+TEST(NvDevice, ACopyFromUnmappedMemoryFaultsThroughTheCopyChannelsNotifierWithoutAnAddress) {
   std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
   NvMemory out = d->alloc(256);
   Signal& done = d->new_signal("after copy fault");
@@ -296,10 +297,18 @@ TEST(NvDevice, ACopyFromUnmappedMemoryFaultsThroughTheNotifierWithoutAnAddress) 
     ADD_FAILURE() << "the wait passed";
   } catch (const std::runtime_error& e) {
     std::string m = e.what();
-    EXPECT_NE(m.find("the device faulted: channel error notifier status 0xffff, error 13 (Xid)"), std::string::npos) << m;
-    EXPECT_NE(m.find("RM recorded no MMU fault of a kernel"), std::string::npos) << m;
+    EXPECT_NE(m.find("the device faulted: copy channel error notifier status 0xffff, error 13 (Xid)"), std::string::npos) << m;
+    EXPECT_NE(m.find("a copy-engine fault's address is in the kernel log"), std::string::npos) << m;
     EXPECT_EQ(m.find("MMU fault at"), std::string::npos) << m;
   }
+  const uint8_t* copy_notifier = d->session().copy().error_notifier;
+  const uint8_t* compute_notifier = d->session().compute().error_notifier;
+  ASSERT_NE(copy_notifier, compute_notifier) << "the two channels share one notifier";
+  uint16_t copy_status = 0;
+  std::memcpy(&copy_status, copy_notifier + 14, 2);
+  EXPECT_EQ(copy_status, 0xffff) << "the copy channel's NvNotification status";
+  const std::vector<uint8_t> clean(16, 0);
+  EXPECT_EQ(std::memcmp(compute_notifier, clean.data(), clean.size()), 0) << "the compute channel's notifier was written";
 }
 
 // Memory is let go while a submitted kernel may still touch it (as unwinding does after a wait timed out): the

@@ -155,11 +155,25 @@ TEST_F(MockNvGpuFaultTest, FaultsOutsideTheSmsReachTheNotifierButNotTheDebugger)
   EXPECT_EQ(read_mmu_fault_info().count, 0u);
 }
 
+// Each channel has its own error notifier (hObjectError): a copy-engine fault is written into the copy channel's
+// alone, and the compute channel's stays clean.
+TEST_F(MockNvGpuFaultTest, ACopyChannelFaultIsWrittenIntoTheCopyChannelsNotifierOnly) {
+  submit(copy_, join({nv::encode_set_object(nv::kSubchannelCopy, HOPPER_DMA_COPY_A),
+                      nv::encode_copy_semaphore_release(HOPPER_DMA_COPY_A, 0x7000000000ull, 1, true)}));
+  wait_fault();
+  EXPECT_TRUE(gpu_->channel_faulted(copy_.token));
+  EXPECT_FALSE(gpu_->channel_faulted(compute_.token));
+  EXPECT_EQ(error_notification(&bring_.copy_notifier).status, 0xffff) << "the copy channel's notifier";
+  EXPECT_EQ(error_notification(&bring_.copy_notifier).info32, 13u);
+  const std::vector<std::uint8_t> clean(16, 0);
+  EXPECT_EQ(std::memcmp(bring_.compute_notifier.cpu, clean.data(), clean.size()), 0) << "the compute channel's notifier";
+}
+
 // RM's channel holds its error notifier's memory: freeing that memory object first leaves the bytes to the channel,
 // so a later fault writes the notification into them (the host's own mapping still shows it), not into freed memory.
 TEST_F(MockNvGpuFaultTest, AFaultAfterTheNotifierMemoryWasFreedWritesIntoTheBytesTheChannelKept) {
-  bring_.rm.free(bring_.notifier.memory, bring_.nvdevice);
-  EXPECT_FALSE(bring_.driver.rm_has_object(bring_.root, bring_.notifier.memory));
+  bring_.rm.free(bring_.compute_notifier.memory, bring_.nvdevice);
+  EXPECT_FALSE(bring_.driver.rm_has_object(bring_.root, bring_.compute_notifier.memory));
   submit(compute_, nv::encode_semaphore_release(HOPPER_CHANNEL_GPFIFO_A, 0x7000000000ull, 1, true));
   compute_fault();
   EXPECT_EQ(error_notification().info32, 13u);
@@ -265,7 +279,7 @@ TEST_F(MockNvGpuFaultTest, CopyFromUnmappedMemoryNamesTheSource) {
                       nv::encode_copy_linear(HOPPER_DMA_COPY_A, kArenaVa, 0x7200000000ull, 64)}));
   const std::string message = wait_fault();
   EXPECT_NE(message.find("copy source at 0x7200000000"), std::string::npos) << message;
-  EXPECT_EQ(error_notification().status, 0xffff);
+  EXPECT_EQ(error_notification(&bring_.copy_notifier).status, 0xffff);
   EXPECT_EQ(read_mmu_fault_info().count, 0u) << "a copy engine's fault is not the compute context's";
 }
 

@@ -139,17 +139,18 @@ class MockNvGpuTest : public ::testing::Test {
     return callback_messages_;
   }
 
-  // What RM wrote in the channels' error notifier (nvos.h NvNotification, entry NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR
-  // = 0): info32 (the Xid) at +8, status at +14.
+  // What RM wrote in a channel's error notifier (nvos.h NvNotification, entry NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR
+  // = 0): info32 (the Xid) at +8, status at +14. The compute channel's unless `notifier` names another.
   struct ErrorNotification {
     std::uint32_t info32 = 0;
     std::uint16_t status = 0;
   };
-  ErrorNotification error_notification() const {
+  ErrorNotification error_notification(const GpuBuffer* notifier = nullptr) const {
+    const GpuBuffer& from = notifier != nullptr ? *notifier : bring_.compute_notifier;
     ErrorNotification n;
-    n.status = std::atomic_ref<std::uint16_t>(*reinterpret_cast<std::uint16_t*>(bring_.notifier.cpu + 14))
+    n.status = std::atomic_ref<std::uint16_t>(*reinterpret_cast<std::uint16_t*>(from.cpu + 14))
                    .load(std::memory_order_acquire);
-    std::memcpy(&n.info32, bring_.notifier.cpu + 8, 4);
+    std::memcpy(&n.info32, from.cpu + 8, 4);
     return n;
   }
   // READ_MMU_FAULT_INFO on a GT200_DEBUGGER made for the compute channel's compute object, as NvSession makes one.

@@ -118,18 +118,17 @@ class NvSequence {
                         NVOS46_FLAGS_CACHE_SNOOP_ENABLE | NVOS46_FLAGS_DMA_OFFSET_FIXED_TRUE;
     buffer.va = rm.map_memory_dma(nvdevice, virtmem, buffer.memory, size, flags, va);
     uvm.map_external_allocation(va, size, uuid, ctl.get(), root, buffer.memory);
-    // tinygrad maps system memory through the ctl fd and video memory through a fresh /dev/nvidiaN fd.
-    SeamFd map_fd;
-    if (!system_memory) map_fd = new_gpu_fd();
-    const int fd = system_memory ? ctl.get() : map_fd.get();
-    buffer.cpu = static_cast<std::uint8_t*>(rm.map_memory(nvdevice, buffer.memory, size, fd));
+    // One fd per CPU mapping (an fd carries one mmap context for its life): a fresh /dev/nvidiactl fd for system
+    // memory, a fresh /dev/nvidiaN fd for video memory (tinygrad's _gpu_map_to_cpu); closed once mapped.
+    SeamFd map_fd = system_memory ? SeamFd(seam, "/dev/nvidiactl", O_RDWR) : new_gpu_fd();
+    buffer.cpu = static_cast<std::uint8_t*>(rm.map_memory(nvdevice, buffer.memory, size, map_fd.get()));
     cpu_mappings.push_back(buffer);
     return buffer;
   }
 
   // The channel; `engine_object` receives the handle of its engine_class object.
   NvHandle gpfifo(NvU64 ring_offset, NvU64 userd_offset, NvU32 engine_class, NvU64 uvm_channel_va,
-                  NvHandle& engine_object) {
+                  const GpuBuffer& notifier, NvHandle& engine_object) {
     NV_CHANNEL_ALLOC_PARAMS params = channel_allocation_params(notifier.memory, gpfifo_area.memory, gpfifo_area.va + ring_offset,
                                                                kRingEntries, ctxshare, gpfifo_area.memory, userd_offset);
     const NvHandle channel = rm.alloc(channel_group, HOPPER_CHANNEL_GPFIFO_A, params);
@@ -145,15 +144,17 @@ class NvSequence {
     group_params.engineType = NV2080_ENGINE_TYPE_GRAPHICS;
     channel_group = rm.alloc(nvdevice, KEPLER_CHANNEL_GROUP_A, group_params);
     gpfifo_area = alloc(kGpfifoAreaSize, kLowVaBase);
-    notifier = alloc(0x10000, kLowVaBase + kGpfifoAreaSize, /*system_memory=*/true);
+    // One error notifier per channel, as tinygrad gives each GPFIFO its own.
+    compute_notifier = alloc(0x10000, kLowVaBase + kGpfifoAreaSize, /*system_memory=*/true);
+    copy_notifier = alloc(0x10000, kLowVaBase + kGpfifoAreaSize + 0x10000, /*system_memory=*/true);
     NV_CTXSHARE_ALLOCATION_PARAMETERS share_params{};
     share_params.hVASpace = vaspace;
     share_params.flags = NV_CTXSHARE_ALLOCATION_FLAGS_SUBCONTEXT_ASYNC;
     ctxshare = rm.alloc(channel_group, FERMI_CONTEXT_SHARE_A, share_params);
-    compute_channel = gpfifo(0, kComputeUserdOffset, HOPPER_COMPUTE_A, kUvmChannelVaBase, compute_object);
+    compute_channel = gpfifo(0, kComputeUserdOffset, HOPPER_COMPUTE_A, kUvmChannelVaBase, compute_notifier, compute_object);
     compute_token = rm.work_submit_token(compute_channel);
     copy_channel = gpfifo(kCopyRingOffset, kCopyUserdOffset, HOPPER_DMA_COPY_A,
-                          kUvmChannelVaBase + kUvmChannelRangeSize, copy_object);
+                          kUvmChannelVaBase + kUvmChannelRangeSize, copy_notifier, copy_object);
     copy_token = rm.work_submit_token(copy_channel);
     rm.schedule_channel_group(channel_group);
   }
@@ -183,7 +184,8 @@ class NvSequence {
   NvHandle channel_group = 0;
   NvHandle ctxshare = 0;
   GpuBuffer gpfifo_area;
-  GpuBuffer notifier;
+  GpuBuffer compute_notifier;  // the compute channel's hObjectError
+  GpuBuffer copy_notifier;     // the copy channel's
   NvHandle compute_channel = 0;
   NvHandle copy_channel = 0;
   NvHandle compute_object = 0;  // HOPPER_COMPUTE_A on compute_channel

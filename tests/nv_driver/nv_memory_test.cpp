@@ -128,5 +128,40 @@ TEST_F(NvMemoryOnMock, MmapWithoutRmMapMemoryIsRefused) {
   EXPECT_EQ(error, EINVAL);
 }
 
+// The driver keeps one mmap context per fd for the fd's whole life (ogkm kernel-open/nvidia/nv-usermap.c:53-57): a
+// second RM_MAP_MEMORY naming the same fd answers NV_ERR_STATE_IN_USE, while mmap does not use the context up.
+TEST_F(NvMemoryOnMock, ASecondRmMapMemoryOnOneFdAnswersStateInUse) {
+  const GpuBuffer first = nv.alloc(0x1000, 0x2000000000, /*system_memory=*/true);
+  const GpuBuffer second = nv.alloc(0x1000, 0x2000200000, /*system_memory=*/true);
+  SeamFd ctl_fd(nv.driver, "/dev/nvidiactl", O_RDWR);
+  void* mapped = nv.rm.map_memory(nv.nvdevice, first.memory, 0x1000, ctl_fd.get());
+  int error = 0;
+  void* again = nv.driver.mmap(nullptr, 0x1000, PROT_READ, MAP_SHARED, ctl_fd.get(), 0, &error);
+  ASSERT_NE(again, MAP_FAILED) << "mmap consumed the fd's context; errno " << error;
+  first.cpu[5] = 0x42;
+  EXPECT_EQ(static_cast<std::uint8_t*>(again)[5], 0x42);
+  try {
+    nv.rm.map_memory(nv.nvdevice, second.memory, 0x1000, ctl_fd.get());
+    ADD_FAILURE() << "a second RM_MAP_MEMORY on one fd succeeded";
+  } catch (const NvStatusError& e) {
+    EXPECT_EQ(e.status(), NV_ERR_STATE_IN_USE) << e.what();
+    EXPECT_NE(std::string(e.what()).find("NV_ERR_STATE_IN_USE (0x63)"), std::string::npos) << e.what();
+  }
+  nv.driver.munmap(again, 0x1000);
+  nv.driver.munmap(mapped, 0x1000);
+}
+
+// System memory maps through a /dev/nvidiactl fd, video memory through a /dev/nvidiaN fd (ogkm osapi.c:2277, :2341).
+TEST_F(NvMemoryOnMock, SystemMemoryMappedThroughAGpuFdIsAnInvalidArgument) {
+  const GpuBuffer host = nv.alloc(0x1000, 0x2000000000, /*system_memory=*/true);
+  SeamFd gpu_fd = nv.new_gpu_fd();
+  try {
+    nv.rm.map_memory(nv.nvdevice, host.memory, 0x1000, gpu_fd.get());
+    ADD_FAILURE() << "system memory mapped through /dev/nvidia0";
+  } catch (const NvStatusError& e) {
+    EXPECT_EQ(e.status(), NV_ERR_INVALID_ARGUMENT) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace doorbell::nv_driver_test
