@@ -243,14 +243,44 @@ NvMemory NvSession::alloc(uint64_t size, bool system_memory) {
   if (size == 0) throw std::invalid_argument("NV: an allocation of 0 bytes; expected at least 1");
   const uint64_t page = system_memory ? 0x1000 : 0x200000;
   uint64_t& next = system_memory ? next_va_ : next_high_va_;
+  std::map<uint64_t, uint64_t>& freed = system_memory ? free_va_ : free_high_va_;
   const uint64_t end = system_memory ? va_base_ + kLowVaWindow : high_va_base_ + kHighVaWindow;
-  if (round_up(size, page) > end - next)
-    throw std::runtime_error("NV: an allocation of " + std::to_string(size) + " bytes does not fit the rest of this device's " +
-                             std::to_string((system_memory ? kLowVaWindow : kHighVaWindow) >> 30) + " GiB window of " +
-                             (system_memory ? "host" : "video") + " memory VAs");
-  NvMemory m = alloc_at(round_up(size, page), next, system_memory);
-  next += round_up(m.size, 0x200000);
-  return m;
+  const uint64_t span = round_up(size, 0x200000);  // each allocation starts on a 2 MiB boundary of the window
+  auto reused = std::find_if(freed.begin(), freed.end(), [&](const auto& r) { return r.second >= span; });
+  uint64_t va = 0;
+  if (reused != freed.end()) {
+    va = reused->first;
+    const uint64_t left = reused->second - span;
+    freed.erase(reused);
+    if (left) freed.emplace(va + span, left);
+  } else {
+    if (span > end - next)
+      throw std::runtime_error("NV: an allocation of " + std::to_string(size) + " bytes does not fit the rest of this device's " +
+                               std::to_string((system_memory ? kLowVaWindow : kHighVaWindow) >> 30) + " GiB window of " +
+                               (system_memory ? "host" : "video") + " memory VAs");
+    va = next;
+    next += span;
+  }
+  try {
+    return alloc_at(round_up(size, page), va, system_memory);
+  } catch (...) {
+    release_va(va, span, system_memory);
+    throw;
+  }
+}
+
+void NvSession::release_va(uint64_t va, uint64_t span, bool system_memory) {
+  std::map<uint64_t, uint64_t>& freed = system_memory ? free_va_ : free_high_va_;
+  auto it = freed.emplace(va, span).first;
+  if (auto next = std::next(it); next != freed.end() && it->first + it->second == next->first) {
+    it->second += next->second;
+    freed.erase(next);
+  }
+  if (it != freed.begin())
+    if (auto prev = std::prev(it); prev->first + prev->second == it->first) {
+      prev->second += it->second;
+      freed.erase(it);
+    }
 }
 
 NvMemory NvSession::alloc_at(uint64_t size, uint64_t va, bool system_memory) {
@@ -286,6 +316,11 @@ void NvSession::free(const NvMemory& memory) {
       rm_->unmap_memory_dma(device_, virtmem_, it->handle, it->va, it->size);
       uvm_->free(it->va, it->size);
       rm_->free(it->handle, device_);
+      // Memory from alloc() goes back to its window's free ranges; fixed setup allocations (alloc_at) live as long
+      // as the session, so only window memory past the setup area is ever freed here.
+      const bool in_low = it->va >= va_base_ + kFirstAllocVaOffset && it->va < va_base_ + kLowVaWindow;
+      const bool in_high = it->va >= high_va_base_ && it->va < high_va_base_ + kHighVaWindow;
+      if (in_low || in_high) release_va(it->va, round_up(it->size, 0x200000), in_low);
       live_.erase(it);
       return;
     }

@@ -6,6 +6,7 @@
 // allocates memory mapped at a fixed GPU VA and for the CPU.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -111,6 +112,11 @@ class NvSession {
   NvChannel compute_, copy_;
   uint64_t va_base_ = 0, high_va_base_ = 0;  // its windows (host memory and channels, video memory)
   uint64_t next_va_ = 0, next_high_va_ = 0;
+  // Freed VA ranges of each window (start -> bytes, neighbours merged), taken first-fit before the bump pointer moves:
+  // without them a process that allocates and frees (the per-buffer baseline, a growing local-memory store) runs
+  // through its window however little it holds.
+  std::map<uint64_t, uint64_t> free_va_, free_high_va_;
+  void release_va(uint64_t va, uint64_t span, bool system_memory);
   std::vector<NvMemory> live_;
 };
 
