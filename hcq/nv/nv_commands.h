@@ -2,7 +2,7 @@
 // launch by QMD address, cache invalidation and waits, and copy-engine copies and semaphores. Each command has a
 // declared size in words (k...Words, copy_linear_words) and a writer, write_*(PushBuffer&, ...), that reserves exactly
 // that many words in the writer, fills them and commits (the reserve/write/commit of Mesa's nv_push.h), so a device
-// encodes straight into its pushbuffer ring; encode_*() returns the same words as a vector (tests and one-off setup).
+// encodes straight into its pushbuffer ring; encode_*() returns the same words as a vector, for tests only (the device writes every command through write_*).
 // Nothing here touches a device. Invalid input throws std::invalid_argument naming the operand and what was expected,
 // before anything is reserved. Class arguments pick address widths and are checked: channel classes
 // HOPPER_CHANNEL_GPFIFO_A / AMPERE_CHANNEL_GPFIFO_A, copy classes HOPPER_DMA_COPY_A / AMPERE_DMA_COPY_B, compute

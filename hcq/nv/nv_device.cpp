@@ -106,11 +106,11 @@ NvDevice::NvDevice(std::unique_ptr<kernel_interface::SyscallSeam> seam, int gpu_
   // Bind the engine classes to their subchannels once (SET_OBJECT), as every driver does at channel setup, and place
   // the shader memory windows: unset, "the memory window might be in a random place and cause us to fault off into
   // nowhere" (Mesa NVK, which sets them unconditionally from Volta on; tinygrad ops_nv.py:685-688 at setup).
-  std::vector<uint32_t> setup = encode_set_object(kSubchannelCompute, session_->classes().compute);
-  const std::vector<uint32_t> windows = encode_set_shader_memory_windows(kSharedWindow, kLocalWindow);
-  setup.insert(setup.end(), windows.begin(), windows.end());
-  kick(*compute_, setup);
-  kick(*copy_, encode_set_object(kSubchannelCopy, session_->classes().copy));
+  kick(*compute_, kSetObjectWords + kShaderMemoryWindowsWords, [&](PushBuffer& pb) {
+    write_set_object(pb, kSubchannelCompute, session_->classes().compute);
+    write_set_shader_memory_windows(pb, kSharedWindow, kLocalWindow);
+  });
+  kick(*copy_, kSetObjectWords, [&](PushBuffer& pb) { write_set_object(pb, kSubchannelCopy, session_->classes().copy); });
 }
 
 // Nothing waits for queued work: the session stops the channels (RM preempts them as it frees them) before it frees
@@ -288,7 +288,7 @@ size_t NvDevice::retired_count() {
 
 uint64_t NvDevice::kick_copy(uint64_t dst, uint64_t src, uint64_t bytes) {
   std::lock_guard lock(submit_mutex_);
-  kick(*copy_, encode_copy_linear(session_->classes().copy, dst, src, bytes));
+  kick(*copy_, copy_linear_words(bytes), [&](PushBuffer& pb) { write_copy_linear(pb, session_->classes().copy, dst, src, bytes); });
   return copy_->submissions.load();
 }
 
@@ -438,7 +438,8 @@ void NvDevice::ensure_local_memory(uint32_t bytes_per_thread) {
   const uint64_t per_tpc = round_up(round_up(uint64_t{per_thread} * 32, 0x200) * gr.at(0) * gr.at(1), 0x8000);
   const uint64_t total = round_up(per_tpc * gr.at(2) * gr.at(3), 0x20000);
   NvMemory store = alloc(total, /*system_memory=*/false);
-  kick(*compute_, encode_set_shader_local_memory(session_->classes().compute, {store.va, per_tpc}));
+  kick(*compute_, kShaderLocalMemoryWords,
+       [&](PushBuffer& pb) { write_set_shader_local_memory(pb, session_->classes().compute, {store.va, per_tpc}); });
   // Counted after the kick above: the old store is freed once the channel passed everything before the new one.
   if (local_memory_.size != 0) free(local_memory_);
   local_memory_ = store;
@@ -656,12 +657,6 @@ void NvDevice::kick(ChannelState& ch, size_t words, Write&& write, const NvMemor
       case SubmitRegion::kUsermode: *session_->doorbell() = w.value; break;  // the usermode register: uncached MMIO
     }
   }
-}
-
-void NvDevice::kick(ChannelState& ch, const std::vector<uint32_t>& words) {
-  kick(ch, words.size(), [&](PushBuffer& pb) {
-    if (!words.empty()) pb.append_encoded(words);
-  });
 }
 
 void NvDevice::submit(const HWQueue& queue) {

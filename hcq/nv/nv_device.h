@@ -179,8 +179,6 @@ class NvDevice final : public Device {
   // appends the progress release and rings the doorbell; a bound queue's words run first from their own GP entry.
   template <class Write>
   void kick(ChannelState& ch, size_t words, Write&& write, const NvMemory* bound_pushbuffer = nullptr, uint32_t bound_words = 0);
-  // One-off setup methods encoded elsewhere (SET_OBJECT at bring-up).
-  void kick(ChannelState& ch, const std::vector<uint32_t>& words);
 
   std::unique_ptr<kernel_interface::SyscallSeam> seam_;  // destroyed after the session, which closes its fds on it
   std::unique_ptr<NvSession> session_;
