@@ -469,29 +469,17 @@ TEST(NvDeviceAmpere, AGpuWithoutAnyClassWeDriveIsAnErrorListingItsClasses) {
 namespace doorbell::nv {
 namespace {
 
-// A seam that forwards to an emulated machine the test keeps: the GPU's counters outlive the device.
-class BorrowedSeam final : public kernel_interface::SyscallSeam {
- public:
-  explicit BorrowedSeam(mockgpu::nv::MockNvSeam& seam) : seam_(seam) {}
-  int open(const std::string& path, int flags) override { return seam_.open(path, flags); }
-  int ioctl(int fd, unsigned long request, void* arg) override { return seam_.ioctl(fd, request, arg); }
-  ssize_t read(int fd, void* buffer, std::size_t length) override { return seam_.read(fd, buffer, length); }
-  void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset, int* error) override {
-    return seam_.mmap(addr, length, prot, flags, fd, offset, error);
-  }
-  int munmap(void* addr, std::size_t length) override { return seam_.munmap(addr, length); }
-  int close(int fd) override { return seam_.close(fd); }
-  bool emulated() const override { return true; }
-
- private:
-  mockgpu::nv::MockNvSeam& seam_;
-};
+// The device's seam onto an emulated machine the test keeps (mockgpu's SharedMockNvSeam): the driver's and GPU's
+// counters outlive the device.
+std::unique_ptr<NvDevice> open_on(const std::shared_ptr<mockgpu::nv::MockNvSeam>& machine) {
+  return NvDevice::open(std::make_unique<mockgpu::nv::SharedMockNvSeam>(machine));
+}
 
 // A device destroyed while a kernel runs stops its channels the way RM does when it frees them: the emulator
 // preempts the kernel, teardown does not wait for it, nothing faults, and the machine takes a new device.
 TEST(NvDeviceTeardown, DestroyingTheDeviceMidKernelPreemptsTheKernelAndTheGpuTakesANewDevice) {
-  mockgpu::nv::MockNvSeam machine;
-  auto d = NvDevice::open(std::make_unique<BorrowedSeam>(machine));
+  auto machine = std::make_shared<mockgpu::nv::MockNvSeam>();
+  auto d = open_on(machine);
   // 512x512 by 512x512: seconds of interpretation, in many blocks.
   UOp linear = Tensor::empty({512, 512}).matmul(Tensor::empty({512, 512})).schedule_linear();
   Loaded k = load_on(*d, linear.src(0));
@@ -502,18 +490,18 @@ TEST(NvDeviceTeardown, DestroyingTheDeviceMidKernelPreemptsTheKernelAndTheGpuTak
   HWQueue().exec(*k.program, std::vector<uint64_t>{out.va, x.va, y.va}, k.grid, k.block).signal(done, 1).submit(*d);
   // The kernel is running once its first block completed (bounded, so that a GPU that never starts fails the test).
   const int64_t give_up = monotonic_ns() + int64_t{20'000'000'000};
-  while (machine.gpu().stats().blocks == 0 && machine.gpu().faults().empty() && monotonic_ns() < give_up)
+  while (machine->gpu().stats().blocks == 0 && machine->gpu().faults().empty() && monotonic_ns() < give_up)
     std::this_thread::yield();
-  ASSERT_TRUE(machine.gpu().faults().empty()) << machine.gpu().faults().front();
-  ASSERT_GT(machine.gpu().stats().blocks, 0u) << "the kernel never started";
+  ASSERT_TRUE(machine->gpu().faults().empty()) << machine->gpu().faults().front();
+  ASSERT_GT(machine->gpu().stats().blocks, 0u) << "the kernel never started";
   d.reset();
-  const mockgpu::nv::MockNvGpuStats after = machine.gpu().stats();
+  const mockgpu::nv::MockNvGpuStats after = machine->gpu().stats();
   EXPECT_LT(after.blocks, blocks) << "teardown waited for the kernel to finish all its blocks";
   EXPECT_EQ(after.preemptions, 1u) << "the kernel was preempted when RM freed its channel";
-  EXPECT_TRUE(machine.gpu().faults().empty()) << machine.gpu().faults().front();
-  EXPECT_EQ(machine.driver().rm_object_count(), 0u) << "the device freed everything it allocated";
+  EXPECT_TRUE(machine->gpu().faults().empty()) << machine->gpu().faults().front();
+  EXPECT_EQ(machine->driver().rm_object_count(), 0u) << "the device freed everything it allocated";
 
-  auto again = NvDevice::open(std::make_unique<BorrowedSeam>(machine));
+  auto again = open_on(machine);
   Signal& s = again->new_signal("after teardown");
   HWQueue().signal(s, 7).submit(*again);
   s.wait(7);

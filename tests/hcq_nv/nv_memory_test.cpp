@@ -23,23 +23,11 @@
 namespace doorbell::nv {
 namespace {
 
-// A seam that forwards to an emulated machine the test keeps: its driver's and GPU's counters outlive the device.
-class BorrowedSeam final : public kernel_interface::SyscallSeam {
- public:
-  explicit BorrowedSeam(mockgpu::nv::MockNvSeam& seam) : seam_(seam) {}
-  int open(const std::string& path, int flags) override { return seam_.open(path, flags); }
-  int ioctl(int fd, unsigned long request, void* arg) override { return seam_.ioctl(fd, request, arg); }
-  ssize_t read(int fd, void* buffer, std::size_t length) override { return seam_.read(fd, buffer, length); }
-  void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset, int* error) override {
-    return seam_.mmap(addr, length, prot, flags, fd, offset, error);
-  }
-  int munmap(void* addr, std::size_t length) override { return seam_.munmap(addr, length); }
-  int close(int fd) override { return seam_.close(fd); }
-  bool emulated() const override { return true; }
-
- private:
-  mockgpu::nv::MockNvSeam& seam_;
-};
+// The device's seam onto an emulated machine the test keeps (mockgpu's SharedMockNvSeam): the driver's and GPU's
+// counters outlive the device.
+std::unique_ptr<NvDevice> open_on(const std::shared_ptr<mockgpu::nv::MockNvSeam>& machine) {
+  return NvDevice::open(std::make_unique<mockgpu::nv::SharedMockNvSeam>(machine));
+}
 
 // Freed memory is retired until both channels passed the submissions made before (here the bring-up's, which the
 // emulated GPU's thread may not have run yet); bounded, so that a GPU that never runs them fails the test.
@@ -59,13 +47,13 @@ Device& nv() {
 }
 
 TEST(NvMemory, ThousandsOfSmallBuffersTakeOneRmAllocation) {
-  mockgpu::nv::MockNvSeam machine;
-  auto d = NvDevice::open(std::make_unique<BorrowedSeam>(machine));
+  auto machine = std::make_shared<mockgpu::nv::MockNvSeam>();
+  auto d = open_on(machine);
   d->set_suballocation(true);  // whatever DOORBELL_NV_SUBALLOC says
-  const size_t objects_before = machine.driver().rm_object_count();
+  const size_t objects_before = machine->driver().rm_object_count();
   std::vector<Device::Storage> buffers;
   for (int i = 0; i < 2000; i++) buffers.push_back(d->allocate_storage(100));
-  EXPECT_EQ(machine.driver().rm_object_count() - objects_before, 1u) << "2000 buffers of 100 bytes share one 2 MiB chunk";
+  EXPECT_EQ(machine->driver().rm_object_count() - objects_before, 1u) << "2000 buffers of 100 bytes share one 2 MiB chunk";
   for (size_t i = 1; i < buffers.size(); i++) ASSERT_EQ(buffers[i].address % 256, 0u);
   buffers.push_back(d->allocate_storage(3 << 20));
   EXPECT_EQ(buffers.back().address % (2 << 20), 0u) << "a buffer of a large page or more is aligned to one";
@@ -78,23 +66,23 @@ TEST(NvMemory, ThousandsOfSmallBuffersTakeOneRmAllocation) {
 }
 
 TEST(NvMemory, TheBaselineMakesOneRmAllocationPerBuffer) {
-  mockgpu::nv::MockNvSeam machine;
-  auto d = NvDevice::open(std::make_unique<BorrowedSeam>(machine));
+  auto machine = std::make_shared<mockgpu::nv::MockNvSeam>();
+  auto d = open_on(machine);
   d->set_suballocation(false);
-  const size_t objects_before = machine.driver().rm_object_count();
+  const size_t objects_before = machine->driver().rm_object_count();
   std::vector<Device::Storage> buffers;
   for (int i = 0; i < 20; i++) buffers.push_back(d->allocate_storage(100));
-  EXPECT_EQ(machine.driver().rm_object_count() - objects_before, 20u);
+  EXPECT_EQ(machine->driver().rm_object_count() - objects_before, 20u);
   for (const Device::Storage& s : buffers) d->release_storage(s);
   settle(*d);
-  EXPECT_EQ(machine.driver().rm_object_count(), objects_before);
+  EXPECT_EQ(machine->driver().rm_object_count(), objects_before);
 }
 
 // The session's VA windows reuse freed ranges: host memory has a 32 GiB window, so 40 allocate/free rounds of 1 GiB
 // ran out of it while the bump pointer alone decided (the per-buffer baseline benchmark stopped after 16 Ki buffers).
 TEST(NvMemory, FreedVaRangesAreReusedSoAllocateFreeCyclesNeverExhaustTheWindow) {
-  mockgpu::nv::MockNvSeam machine;
-  auto d = NvDevice::open(std::make_unique<BorrowedSeam>(machine));
+  auto machine = std::make_shared<mockgpu::nv::MockNvSeam>();
+  auto d = open_on(machine);
   NvSession& session = d->session();
   uint64_t first_va = 0;
   for (int i = 0; i < 40; i++) {
@@ -217,8 +205,8 @@ std::vector<uint8_t> pattern(size_t n) {
 }
 
 TEST(NvTransfers, RoundTripExactlyAroundTheThresholdAndTheStagingRingSize) {
-  mockgpu::nv::MockNvSeam machine;
-  auto d = NvDevice::open(std::make_unique<BorrowedSeam>(machine));
+  auto machine = std::make_shared<mockgpu::nv::MockNvSeam>();
+  auto d = open_on(machine);
   constexpr size_t kT = NvDevice::kStagedCopyThreshold, kSlot = NvDevice::kStagingSlotBytes;
   constexpr size_t kRing = NvDevice::kStagingSlots * kSlot;
   const size_t sizes[] = {1, 255, kT - 1, kT, kT + 1, kT + 4093, kSlot + 7, kRing - 1, kRing, kRing + 1, 3 * kRing + 12345};
@@ -227,17 +215,17 @@ TEST(NvTransfers, RoundTripExactlyAroundTheThresholdAndTheStagingRingSize) {
       SCOPED_TRACE("size " + std::to_string(n) + " at offset " + std::to_string(offset));
       Device::Storage s = d->allocate_storage(offset + n + 64);
       const std::vector<uint8_t> in = pattern(n);
-      const uint64_t copies_before = machine.gpu().stats().copies;
+      const uint64_t copies_before = machine->gpu().stats().copies;
       d->copy_in(s, offset, in.data(), n);
       const uint64_t staged_pieces = n >= kT ? (n + kSlot - 1) / kSlot : 0;
-      EXPECT_EQ(machine.gpu().stats().copies - copies_before, staged_pieces) << "the copy engine moved each slot's piece";
+      EXPECT_EQ(machine->gpu().stats().copies - copies_before, staged_pieces) << "the copy engine moved each slot's piece";
       const auto* mapped = static_cast<const uint8_t*>(s.host);
       ASSERT_EQ(std::memcmp(mapped + offset, in.data(), n), 0) << "the buffer holds the bytes (read through its mapping)";
       for (size_t i = 0; i < offset; i++) ASSERT_EQ(mapped[i], 0) << "nothing before the range was written";
       for (size_t i = offset + n; i < offset + n + 64; i++) ASSERT_EQ(mapped[i], 0) << "nothing after the range was written";
       std::vector<uint8_t> out(n, 0xee);
       d->copy_out(out.data(), s, offset, n);
-      EXPECT_EQ(machine.gpu().stats().copies - copies_before, 2 * staged_pieces);
+      EXPECT_EQ(machine->gpu().stats().copies - copies_before, 2 * staged_pieces);
       ASSERT_TRUE(out == in) << "the bytes came back";
       d->release_storage(s);
     }
