@@ -25,12 +25,12 @@
 namespace doorbell {
 namespace {
 
-// DEV=NV on the emulated GPU for this process (the device is opened on first use, after this).
+// DEV=NV on the emulated GPU for this process (the device is opened on first use, after this). MOCKGPU is set on
+// every call: a test of another file unsets it (NvDevice.OpenUnderMockgpuRunsOnTheInstalledEmulator), and under
+// --gtest_repeat a later NV:1 open here would otherwise look for the kernel's driver.
 Device& nv() {
-  static Device& d = [] () -> Device& {
-    setenv("MOCKGPU", "1", 1);
-    return device("NV");
-  }();
+  setenv("MOCKGPU", "1", 1);
+  static Device& d = device("NV");
   return d;
 }
 
