@@ -127,7 +127,12 @@ TEST_F(NvLocalMemory, AKernelWithALargerStackGrowsTheStoreAndEarlierKernelsStill
   EXPECT_GT(static_cast<const NvProgram&>(l).local_bytes_per_thread, static_cast<const NvProgram&>(s).local_bytes_per_thread);
   run_and_check(l, 1024);
   run_and_check(s, 512);
-  device_->synchronize();
+  // run_and_check waited for its own signal, which comes before the submission's progress release; the store and
+  // the buffers are freed once the channel passed that release, so wait for a later submission (synchronize() alone
+  // waits only for the timeline, which these direct submissions never signal: under ASan this raced).
+  Signal& later = device_->new_signal("a later submission");
+  HWQueue().signal(later, 1).submit(*device_);
+  later.wait(1, std::chrono::milliseconds(20000));
   EXPECT_EQ(device_->retired_count(), 0u) << "the first store is freed once the channel passed its work";
 }
 
