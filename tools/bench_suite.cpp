@@ -491,7 +491,7 @@ std::string cpu_model_name() {
 }
 
 SuiteResult run_suite(const SuiteOptions& options) {
-  if (default_device_name() != "CPU")
+  if (!options.latency_only && default_device_name() != "CPU")
     throw std::runtime_error("bench: compares the CPU device with CPU floors; expected DEV unset or CPU, got " +
                              default_device_name());
   auto t0 = std::chrono::steady_clock::now();
@@ -503,7 +503,17 @@ SuiteResult run_suite(const SuiteOptions& options) {
   // First, while no other thread of this process runs: OpenBLAS's and the floors' threads keep spinning for a while
   // after their work, and on a machine with as many threads as cores they would stand between the host and the
   // device's workers (microseconds instead of a fraction of one).
+  result.latency_only = options.latency_only;
+  LatencyOptions latency = options.latency;
+  latency.full = options.full, latency.progress = options.progress;
+  if (options.latency_only) {
+    result.latency_section = run_latency(latency);
+    result.threads = std::max(1u, std::thread::hardware_concurrency());
+    result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return result;
+  }
   result.latency = measure_dispatch_latency(options.full ? 10'000 : 2'000);
+  result.latency_section = run_latency(latency);
   Floors floors;
   result.threads = floors.threads();
   Tensor::manual_seed(1234);
@@ -523,6 +533,10 @@ SuiteResult run_suite(const SuiteOptions& options) {
 }
 
 void print_suite_table(const SuiteResult& result, std::FILE* out) {
+  if (result.latency_only) {
+    print_latency_table(result.latency_section, out);
+    return;
+  }
   std::fprintf(out, "bench (%s): CPU device vs floors, %u threads, %s; median of %d runs, kernel-only times\n",
                result.full ? "full" : "short", result.threads, result.cpu_model.c_str(), result.repeats);
   std::fprintf(out, "%-38s %10s  %-32s %7s  %-14s %s\n", "workload", "doorbell", "floor (name)", "ratio",
@@ -542,6 +556,7 @@ void print_suite_table(const SuiteResult& result, std::FILE* out) {
                  format("%.1fx", l.floor_ns > 0 ? l.doorbell_ns / l.floor_ns : 0).c_str(),
                  format("%d samples", l.samples).c_str(), "");
   }
+  print_latency_table(result.latency_section, out);
   for (const CaseResult& r : result.cases) {
     if (!r.check.ok)
       std::fprintf(out, "MISMATCH %s %s: %s\n", r.info.name.c_str(), r.info.sizes.c_str(), r.check.detail.c_str());
@@ -588,14 +603,14 @@ void write_suite_json(const SuiteResult& result, const std::string& path) {
       << ", \"check\": " << json_string(r.check.ok ? "ok" : "MISMATCH") << ", \"check_detail\": " << json_string(r.check.detail)
       << "}" << (i + 1 < result.cases.size() ? "," : "") << "\n";
   }
-  j << "  ],\n  \"latency\": [\n";
+  j << "  ],\n  \"dispatch\": [\n";
   for (size_t i = 0; i < result.latency.size(); i++) {
     const LatencyResult& l = result.latency[i];
     j << "    {\"name\": " << json_string(l.name) << ", \"doorbell_ns\": " << json_number(l.doorbell_ns)
       << ", \"floor\": " << json_string(l.floor_name) << ", \"floor_ns\": " << json_number(l.floor_ns)
       << ", \"samples\": " << l.samples << "}" << (i + 1 < result.latency.size() ? "," : "") << "\n";
   }
-  j << "  ]\n}\n";
+  j << "  ],\n  \"latency\": " << latency_json(result.latency_section, 2) << "\n}\n";
   std::ofstream f(path);
   if (!f) throw std::runtime_error("bench: cannot open '" + path + "' for writing the JSON results");
   f << j.str();

@@ -11,6 +11,7 @@
 #include "kernel-interface/pci/gpu_discovery.h"
 #include "kernel-interface/pci/pci_summary.h"
 #include "mockgpu/install.h"
+#include "mockgpu/nv/mock_nv_seam.h"
 #include "tools/bench_suite.h"
 #include "tools/device_check.h"
 #include "tools/workload.h"
@@ -18,13 +19,17 @@
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: doorbell [bench [--full] [--json FILE] | run | check --device NV [--experiments] [--json FILE] | devices |\n"
+    "usage: doorbell [bench [--full] [--latency] [--json FILE] | run | check --device NV [--experiments] [--json FILE] | devices |\n"
     "                --version | --help]\n"
     "  (no argument)         the version, the devices found, and the short bench\n"
     "  bench                 doorbell's CPU kernels (kernel-only, median) against this machine's floors: STREAM-like\n"
     "                        loops over all cores and OpenBLAS sgemm; ratio, GFLOP/s or GB/s, a check of each answer,\n"
     "                        and the CPU device's dispatch latency (short suite: under a minute)\n"
+    "                        and the latency section: p50/p90/p99/max of dispatch, batches, replay, signal round\n"
+    "                        trip, copies and realize on each device (CPU, the emulated NV GPU, an NV GPU) beside\n"
+    "                        the thread ping-pong and memcpy floors\n"
     "    --full              every case (adds 1e8-element and 2048^3 cases; about a minute on 2 cores)\n"
+    "    --latency           the latency section alone (short: a few seconds)\n"
     "    --json FILE         also write every figure (all samples, machine, date) to FILE\n"
     "  run                   the workload: an MLP forward pass on the CPU device, checked against float64, with\n"
     "                        compile latency per kernel and the DEBUG=2 table of kernel-only times (on stderr)\n"
@@ -49,8 +54,12 @@ void print_version_and_devices() {
 }
 
 // The short or full suite; exit code 1 when any answer mismatched.
-int run_bench(bool full, const std::string& json_path) {
-  doorbell::bench::SuiteOptions options{.full = full, .progress = stderr};
+int run_bench(bool full, const std::string& json_path, bool latency_only = false) {
+  doorbell::bench::SuiteOptions options;
+  options.full = full, options.progress = stderr, options.latency_only = latency_only;
+  // The latency section's "NV emulated" rows without MOCKGPU=1: the emulator this program links (its default machine,
+  // one H200), for the bench library links none.
+  options.latency.emulated_nv_seam = [] { return std::make_unique<doorbell::mockgpu::nv::MockNvSeam>(); };
   doorbell::bench::SuiteResult result = doorbell::bench::run_suite(options);
   doorbell::bench::print_suite_table(result, stdout);
   if (!json_path.empty()) {
@@ -63,21 +72,23 @@ int run_bench(bool full, const std::string& json_path) {
 }
 
 int bench_command(int argc, char** argv) {
-  bool full = false;
+  bool full = false, latency_only = false;
   std::string json_path;
   for (int i = 2; i < argc; i++) {
     std::string_view arg = argv[i];
     if (arg == "--full") {
       full = true;
+    } else if (arg == "--latency") {
+      latency_only = true;
     } else if (arg == "--json" && i + 1 < argc) {
       json_path = argv[++i];
     } else {
-      std::fprintf(stderr, "doorbell: bench: expected --full or --json FILE, got '%s'\n%s", argv[i], kUsage.data());
+      std::fprintf(stderr, "doorbell: bench: expected --full, --latency or --json FILE, got '%s'\n%s", argv[i], kUsage.data());
       return 2;
     }
   }
   if (!json_path.empty()) doorbell::bench::check_json_path(json_path);  // before the minute the suite takes
-  return run_bench(full, json_path);
+  return run_bench(full, json_path, latency_only);
 }
 
 int run(std::string_view command) {
