@@ -126,8 +126,8 @@ ScheduleResult schedule_outputs(const std::vector<Tensor>& outputs) {
   // One option set per schedule: the first output's device's (a value is stored on the device of its inputs, and
   // schedules that mix devices are rare today).
   ScheduleResult r = schedule(uops, outputs.empty() ? ScheduleOptions{} : schedule_options_for(outputs.front().device()));
-  span.add(trace::arg("calls", static_cast<int64_t>(r.linear.src().size())));
-  span.add(trace::arg("cache", r.cache_hit ? "hit" : "miss"));
+  span.add("calls", static_cast<int64_t>(r.linear.src().size()));
+  span.add("cache", r.cache_hit ? "hit" : "miss");
   return r;
 }
 

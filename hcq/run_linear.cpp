@@ -213,8 +213,8 @@ class LinearRunner {
                    to.name().c_str());
     const int64_t t0 = monotonic_ns();
     trace::Scope span("transfer", "copy");
-    span.set_name("copy " + from.name() + " -> " + to.name());
-    span.add(trace::arg("bytes", static_cast<int64_t>(bytes)));
+    if (span.active()) span.set_name("copy " + from.name() + " -> " + to.name());
+    span.add("bytes", static_cast<int64_t>(bytes));
     const UOp &dst = call.src(1), &src = call.src(2);
     if (from.host_memory()) {
       write_buffer(dst, buffer_bytes(src));
@@ -287,7 +287,7 @@ std::vector<KernelTiming> run(const UOp& linear, const RunOptions& options, bool
     if (call.op() != Ops::CALL || call.src().empty())
       throw std::invalid_argument("run_linear: expected CALL(SINK, PROGRAM or COPY, buffers...), got " + print_node(call));
   trace::Scope span("run", "run_linear");
-  span.add(trace::arg("calls", static_cast<int64_t>(linear.src().size())));
+  span.add("calls", static_cast<int64_t>(linear.src().size()));
   LinearRunner runner(options, timed);
   for (const UOp& call : linear.src()) runner.call(call);
   runner.flush();

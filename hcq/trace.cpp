@@ -133,7 +133,8 @@ void signal_to_host_wait(const std::string& device, const char* queue, const std
   g_recorder.events.push_back({'s', device, queue, "signal -> wait", "flow", begin, 0, id, {}});
   g_recorder.events.push_back({'X', kHost, host_thread_name(), "synchronize " + device, "synchronize", wait_start_ns,
                                wait_end - wait_start_ns, 0, {arg("device", device), arg("signal", signal), arg("value", static_cast<int64_t>(value))}});
-  g_recorder.events.push_back({'f', kHost, host_thread_name(), "signal -> wait", "flow", wait_start_ns, 0, id, {}});
+  // The flow ends where the wait ended (its last nanosecond, inside the span it binds to).
+  g_recorder.events.push_back({'f', kHost, host_thread_name(), "signal -> wait", "flow", wait_end - 1, 0, id, {}});
 }
 
 Scope::Scope(const char* category, const char* name) : category_(category), fixed_name_(name) {

@@ -54,7 +54,8 @@ void signal_to_host_wait(const std::string& device, const char* queue, const std
                          int64_t signal_ns, int64_t wait_start_ns, int64_t wait_end_ns);
 
 // RAII host span of the calling thread: times from construction to destruction when recording, else nothing (no
-// clock read, no allocation). set_name and add only allocate while recording; cancel() drops the span.
+// clock read, no allocation). add() only allocates while recording; a name built at the call site costs its
+// building, so callers build it under `if (span.active())`. cancel() drops the span.
 class Scope {
  public:
   Scope(const char* category, const char* name);
@@ -65,8 +66,11 @@ class Scope {
   void set_name(std::string name) {
     if (active()) name_ = std::move(name);
   }
-  void add(Arg a) {
-    if (active()) args_.push_back(std::move(a));
+  void add(const char* key, int64_t value) {
+    if (active()) args_.push_back(arg(key, value));
+  }
+  void add(const char* key, std::string_view text) {
+    if (active()) args_.push_back(arg(key, text));
   }
   void cancel() { start_ns_ = -1; }
 

@@ -3,7 +3,10 @@
 // spans; and nothing recorded while tracing is off.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <new>
 #include <cstring>
 #include <string>
 
@@ -15,6 +18,18 @@
 #include "hcq/trace.h"
 #include "scheduler/schedule.h"
 #include "tests/hcq/trace_file.h"
+
+// Counts allocations on every thread, for the check that a trace hook costs none while tracing is off. (GCC cannot
+// see that the replaced new and delete pair malloc with free.)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+std::atomic<uint64_t> g_allocations{0};
+void* operator new(std::size_t bytes) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace doorbell {
 namespace {
@@ -93,6 +108,32 @@ TEST(Trace, NothingIsRecordedWhileTracingIsOff) {
   EXPECT_TRUE(t.events.empty());
   std::remove(path.c_str());
   std::remove(temp_path("before").c_str());
+}
+
+TEST(Trace, AHostSpanCostsNoAllocationWhileTracingIsOff) {
+  trace::start();
+  trace::stop(temp_path("off_alloc"));
+  std::remove(temp_path("off_alloc").c_str());
+  const std::string name = "a kernel name long enough to need the heap";
+  const uint64_t before = g_allocations.load();
+  {
+    trace::Scope span("compile", "compile");
+    if (span.active()) span.set_name("compile " + name);
+    span.add("device", name);
+    span.add("calls", 3);
+    EXPECT_FALSE(span.active());
+  }
+  EXPECT_EQ(g_allocations.load(), before);
+  // While recording, the same span allocates (its name and arguments): the counter sees a hook's allocations.
+  trace::start();
+  {
+    trace::Scope span("compile", "compile");
+    if (span.active()) span.set_name("compile " + name);
+    span.add("device", name);
+  }
+  EXPECT_GT(g_allocations.load(), before);
+  trace::stop(temp_path("on_alloc"));
+  std::remove(temp_path("on_alloc").c_str());
 }
 
 TEST(Trace, AnUnwritablePathIsAnErrorNamingIt) {
