@@ -121,16 +121,18 @@ void signal_to_host_wait(const std::string& device, const char* queue, const std
                          int64_t signal_ns, int64_t wait_start_ns, int64_t wait_end_ns) {
   if (!recording()) return;
   const uint64_t id = g_recorder.next_flow.fetch_add(1, std::memory_order_relaxed);
-  // The signal's slice runs from the end of the work before it to the moment its value was written, at least 1 ns
-  // so that the flow has a slice to leave from (a flow binds to the slice enclosing its time).
+  // The signal's slice runs from the end of the work before it to the moment its value was written, at least 2 ns,
+  // and the flow leaves from inside it: a flow binds to the slice enclosing its time, and the slice before ends
+  // where this one begins.
   const int64_t begin = std::min(work_end_ns, signal_ns);
-  const int64_t end = std::max(signal_ns, begin + 1);
+  const int64_t end = std::max(signal_ns, begin + 2);
+  const int64_t leaves = begin + (end - begin) / 2;
   const std::string name = "signal " + signal + " = " + std::to_string(value);
   std::vector<Arg> args{arg("signal", signal), arg("value", static_cast<int64_t>(value))};
-  const int64_t wait_end = std::max(wait_end_ns, wait_start_ns + 1);
+  const int64_t wait_end = std::max(wait_end_ns, wait_start_ns + 2);
   std::lock_guard lock(g_recorder.mu);
   g_recorder.events.push_back({'X', device, queue, name, "signal", begin, end - begin, 0, args});
-  g_recorder.events.push_back({'s', device, queue, "signal -> wait", "flow", begin, 0, id, {}});
+  g_recorder.events.push_back({'s', device, queue, "signal -> wait", "flow", leaves, 0, id, {}});
   g_recorder.events.push_back({'X', kHost, host_thread_name(), "synchronize " + device, "synchronize", wait_start_ns,
                                wait_end - wait_start_ns, 0, {arg("device", device), arg("signal", signal), arg("value", static_cast<int64_t>(value))}});
   // The flow ends where the wait ended (its last nanosecond, inside the span it binds to).

@@ -44,6 +44,7 @@ UOp copy_call(const UOp& dst, const UOp& src) {
 }
 
 TEST(Trace, ACpuRunHasKernelsWithNamesAndDimsACopyWithBytesFlowsAndHostSpans) {
+  DOORBELL_SKIP_UNDER_PROFILE();
   const std::string path = temp_path("cpu_run");
   trace::start();
   Tensor x = Tensor({1.f, 2.f, 3.f, 4.f}).realize();
@@ -97,6 +98,7 @@ TEST(Trace, ACpuRunHasKernelsWithNamesAndDimsACopyWithBytesFlowsAndHostSpans) {
 }
 
 TEST(Trace, NothingIsRecordedWhileTracingIsOff) {
+  DOORBELL_SKIP_UNDER_PROFILE();
   const std::string path = temp_path("off");
   trace::start();
   trace::stop(temp_path("before"));
@@ -111,6 +113,7 @@ TEST(Trace, NothingIsRecordedWhileTracingIsOff) {
 }
 
 TEST(Trace, AHostSpanCostsNoAllocationWhileTracingIsOff) {
+  DOORBELL_SKIP_UNDER_PROFILE();
   trace::start();
   trace::stop(temp_path("off_alloc"));
   std::remove(temp_path("off_alloc").c_str());
@@ -137,6 +140,7 @@ TEST(Trace, AHostSpanCostsNoAllocationWhileTracingIsOff) {
 }
 
 TEST(Trace, AnUnwritablePathIsAnErrorNamingIt) {
+  DOORBELL_SKIP_UNDER_PROFILE();
   trace::start();
   try {
     trace::stop("/nonexistent/folder/trace.json");
