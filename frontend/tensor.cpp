@@ -11,6 +11,7 @@
 #include "hcq/devices.h"
 #include "hcq/host_buffers.h"
 #include "hcq/run_linear.h"
+#include "hcq/trace.h"
 #include "ir/graph_map.h"
 #include "ir/node_map.h"
 #include "scheduler/schedule.h"
@@ -111,6 +112,7 @@ ScheduleOptions schedule_options_for(const std::string& device_name) {
 namespace {
 
 ScheduleResult schedule_outputs(const std::vector<Tensor>& outputs) {
+  trace::Scope span("schedule", "schedule");  // PROFILE=1: the host's scheduling on the timeline
   std::vector<UOp> uops;
   uops.reserve(outputs.size());
   for (const Tensor& t : outputs) uops.push_back(t.uop());
@@ -123,7 +125,10 @@ ScheduleResult schedule_outputs(const std::vector<Tensor>& outputs) {
     if (((u.op() == Ops::AFTER && !u.is_bound_variable()) || u.op() == Ops::CONTIGUOUS) && seen.insert(u.get()).second) uops.push_back(u);
   // One option set per schedule: the first output's device's (a value is stored on the device of its inputs, and
   // schedules that mix devices are rare today).
-  return schedule(uops, outputs.empty() ? ScheduleOptions{} : schedule_options_for(outputs.front().device()));
+  ScheduleResult r = schedule(uops, outputs.empty() ? ScheduleOptions{} : schedule_options_for(outputs.front().device()));
+  span.add("calls", static_cast<int64_t>(r.linear.src().size()));
+  span.add("cache", r.cache_hit ? "hit" : "miss");
+  return r;
 }
 
 }  // namespace

@@ -1,7 +1,12 @@
 // The `doorbell` program: its version, the devices it finds, the benchmark of the CPU device against this machine's
 // floors (tools/bench_suite.h), and a small real workload on the CPU device.
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <stdexcept>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -11,6 +16,7 @@
 #include "kernel-interface/pci/gpu_discovery.h"
 #include "kernel-interface/pci/pci_summary.h"
 #include "mockgpu/install.h"
+#include "hcq/trace.h"
 #include "mockgpu/nv/mock_nv_seam.h"
 #include "tools/bench_suite.h"
 #include "tools/device_check.h"
@@ -19,7 +25,7 @@
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: doorbell [bench [--full] [--latency] [--json FILE] | run | check --device NV [--experiments] [--json FILE] | devices |\n"
+    "usage: doorbell [bench [--full] [--latency] [--json FILE] [--trace FILE] | run | check --device NV [--experiments] [--json FILE] | devices |\n"
     "                --version | --help]\n"
     "  (no argument)         the version, the devices found, and the short bench\n"
     "  bench                 doorbell's CPU kernels (kernel-only, median) against this machine's floors: STREAM-like\n"
@@ -31,6 +37,9 @@ constexpr std::string_view kUsage =
     "    --full              every case (adds 1e8-element and 2048^3 cases; about a minute on 2 cores)\n"
     "    --latency           the latency section alone (short: a few seconds)\n"
     "    --json FILE         also write every figure (all samples, machine, date) to FILE\n"
+    "    --trace FILE        also write the timeline (kernels per device queue, copies, signal -> wait flows, host\n"
+    "                        schedule and compile spans) to FILE as a Chrome/Perfetto trace: open it at\n"
+    "                        https://ui.perfetto.dev (PROFILE=1 records any program, see README)\n"
     "  run                   the workload: an MLP forward pass on the CPU device, checked against float64, with\n"
     "                        compile latency per kernel and the DEBUG=2 table of kernel-only times (on stderr)\n"
     "  check --device NV     whether the device works with doorbell: the HCQ contract, a conformance subset,\n"
@@ -71,9 +80,18 @@ int run_bench(bool full, const std::string& json_path, bool latency_only = false
   return 0;
 }
 
+// Throws naming the path and the reason when the trace cannot be written there; leaves no file behind.
+void check_trace_path(const std::string& path) {
+  const bool existed = access(path.c_str(), F_OK) == 0;
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (f == nullptr) throw std::runtime_error("cannot write the trace to '" + path + "': " + std::strerror(errno));
+  std::fclose(f);
+  if (!existed) std::remove(path.c_str());
+}
+
 int bench_command(int argc, char** argv) {
   bool full = false, latency_only = false;
-  std::string json_path;
+  std::string json_path, trace_path;
   for (int i = 2; i < argc; i++) {
     std::string_view arg = argv[i];
     if (arg == "--full") {
@@ -82,13 +100,21 @@ int bench_command(int argc, char** argv) {
       latency_only = true;
     } else if (arg == "--json" && i + 1 < argc) {
       json_path = argv[++i];
+    } else if (arg == "--trace" && i + 1 < argc) {
+      trace_path = argv[++i];
     } else {
-      std::fprintf(stderr, "doorbell: bench: expected --full, --latency or --json FILE, got '%s'\n%s", argv[i], kUsage.data());
+      std::fprintf(stderr, "doorbell: bench: expected --full, --latency, --json FILE or --trace FILE, got '%s'\n%s", argv[i], kUsage.data());
       return 2;
     }
   }
   if (!json_path.empty()) doorbell::bench::check_json_path(json_path);  // before the minute the suite takes
-  return run_bench(full, json_path, latency_only);
+  if (trace_path.empty()) return run_bench(full, json_path, latency_only);
+  check_trace_path(trace_path);  // before the bench, as for --json
+  doorbell::trace::start();
+  const int status = run_bench(full, json_path, latency_only);
+  doorbell::trace::stop(trace_path);
+  std::printf("bench: trace written to %s (open it at https://ui.perfetto.dev)\n", trace_path.c_str());
+  return status;
 }
 
 int run(std::string_view command) {
