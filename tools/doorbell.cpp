@@ -11,6 +11,7 @@
 #include "kernel-interface/pci/gpu_discovery.h"
 #include "kernel-interface/pci/pci_summary.h"
 #include "mockgpu/install.h"
+#include "tools/bench_plots.h"
 #include "tools/bench_suite.h"
 #include "tools/device_check.h"
 #include "tools/workload.h"
@@ -18,14 +19,16 @@
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: doorbell [bench [--full] [--json FILE] | run | check --device NV [--experiments] [--json FILE] | devices |\n"
-    "                --version | --help]\n"
+    "usage: doorbell [bench [--full] [--json FILE] [--plot DIR] | run | check --device NV [--experiments] [--json FILE]\n"
+    "                | devices | --version | --help]\n"
     "  (no argument)         the version, the devices found, and the short bench\n"
     "  bench                 doorbell's CPU kernels (kernel-only, median) against this machine's floors: STREAM-like\n"
     "                        loops over all cores and OpenBLAS sgemm; ratio, GFLOP/s or GB/s, a check of each answer,\n"
     "                        and the CPU device's dispatch latency (short suite: under a minute)\n"
     "    --full              every case (adds 1e8-element and 2048^3 cases; about a minute on 2 cores)\n"
     "    --json FILE         also write every figure (all samples, machine, date) to FILE\n"
+    "    --plot DIR          also draw SVG plots into DIR (created if missing): latency_cdf.svg, the dispatch\n"
+    "                        latency CDFs against their floors, and kernel_vs_floor.svg\n"
     "  run                   the workload: an MLP forward pass on the CPU device, checked against float64, with\n"
     "                        compile latency per kernel and the DEBUG=2 table of kernel-only times (on stderr)\n"
     "  check --device NV     whether the device works with doorbell: the HCQ contract, a conformance subset,\n"
@@ -49,7 +52,7 @@ void print_version_and_devices() {
 }
 
 // The short or full suite; exit code 1 when any answer mismatched.
-int run_bench(bool full, const std::string& json_path) {
+int run_bench(bool full, const std::string& json_path, const std::string& plot_dir = "") {
   doorbell::bench::SuiteOptions options{.full = full, .progress = stderr};
   doorbell::bench::SuiteResult result = doorbell::bench::run_suite(options);
   doorbell::bench::print_suite_table(result, stdout);
@@ -57,6 +60,9 @@ int run_bench(bool full, const std::string& json_path) {
     doorbell::bench::write_suite_json(result, json_path);
     std::printf("bench: JSON written to %s\n", json_path.c_str());
   }
+  if (!plot_dir.empty())
+    for (const std::string& path : doorbell::bench::write_suite_plots(result, plot_dir))
+      std::printf("bench: plot written to %s\n", path.c_str());
   for (const auto& c : result.cases)
     if (!c.check.ok) return 1;
   return 0;
@@ -64,20 +70,24 @@ int run_bench(bool full, const std::string& json_path) {
 
 int bench_command(int argc, char** argv) {
   bool full = false;
-  std::string json_path;
+  std::string json_path, plot_dir;
   for (int i = 2; i < argc; i++) {
     std::string_view arg = argv[i];
     if (arg == "--full") {
       full = true;
     } else if (arg == "--json" && i + 1 < argc) {
       json_path = argv[++i];
+    } else if (arg == "--plot" && i + 1 < argc) {
+      plot_dir = argv[++i];
     } else {
-      std::fprintf(stderr, "doorbell: bench: expected --full or --json FILE, got '%s'\n%s", argv[i], kUsage.data());
+      std::fprintf(stderr, "doorbell: bench: expected --full, --json FILE or --plot DIR, got '%s'\n%s", argv[i],
+                   kUsage.data());
       return 2;
     }
   }
   if (!json_path.empty()) doorbell::bench::check_json_path(json_path);  // before the minute the suite takes
-  return run_bench(full, json_path);
+  if (!plot_dir.empty()) doorbell::bench::check_plot_dir(plot_dir);
+  return run_bench(full, json_path, plot_dir);
 }
 
 int run(std::string_view command) {
