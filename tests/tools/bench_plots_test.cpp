@@ -100,7 +100,8 @@ TEST(BenchPlots, AFolderThatCannotBeWrittenIsRefusedByName) {
   std::string file = dir + "/a-file";
   std::ofstream(file) << "x";
   expect_refused(file, "cannot write the plots to '" + file + "': it is a file; expected a folder");
-  expect_refused(file + "/sub", "cannot write the plots to '" + file + "/sub': cannot create the folder (Not a directory)");
+  expect_refused(file + "/sub",
+                 "cannot write the plots to '" + file + "/sub': cannot create the folder (Not a directory)");
   expect_refused("", "cannot write the plots to '': the path is empty; expected a folder");
   std::filesystem::remove_all(dir);
 }

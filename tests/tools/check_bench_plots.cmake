@@ -2,7 +2,8 @@
 # Runs `doorbell bench --plot DIR` with DIR absent and fails unless it exits 0, says where each plot went, and each
 # file is there as a whole SVG document.
 file(REMOVE_RECURSE "${DIR}")
-execute_process(COMMAND "${DOORBELL}" bench --plot "${DIR}" RESULT_VARIABLE exit_code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+execute_process(COMMAND "${DOORBELL}" bench --plot "${DIR}"
+                RESULT_VARIABLE exit_code OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(report "exit code: ${exit_code}\nstdout:\n${out}\nstderr:\n${err}")
 if(NOT exit_code STREQUAL "0")
   message(FATAL_ERROR "expected exit code 0\n${report}")
