@@ -430,8 +430,8 @@ CaseResult measure_case(BenchCase& c, int repeats) {
 }
 
 namespace {
-// Empty-kernel dispatches through a bound queue on `dev`: medians of submit -> kernel start and submit -> done.
-std::pair<double, double> dispatch_medians(Device& dev, int iterations) {
+// Empty-kernel dispatches through a bound queue on `dev`: submit -> kernel start and submit -> done, every sample.
+std::pair<std::vector<double>, std::vector<double>> dispatch_samples(Device& dev, int iterations) {
   std::vector<double> to_start, to_done;
   Signal& done = dev.new_signal("bench-done");
   std::atomic<int64_t> started{0};
@@ -447,7 +447,7 @@ std::pair<double, double> dispatch_medians(Device& dev, int iterations) {
     to_start.push_back(static_cast<double>(started.load(std::memory_order_relaxed) - t0));
     to_done.push_back(static_cast<double>(t1 - t0));
   }
-  return {median_of(to_start), median_of(to_done)};
+  return {std::move(to_start), std::move(to_done)};
 }
 }  // namespace
 
@@ -456,13 +456,13 @@ std::vector<LatencyResult> measure_dispatch_latency(int iterations) {
   // A one-worker device (the dispatcher runs the kernel: one handoff each way) and the device the workloads run on,
   // one worker per core: on a machine with as many cores as workers the host thread shares a core with one of them,
   // and the fan-out and join cost microseconds there.
-  std::pair<double, double> one;
+  std::pair<std::vector<double>, std::vector<double>> one;
   {
     CpuDevice single(CpuDeviceOptions{.workers = 1});
-    one = dispatch_medians(single, iterations);
+    one = dispatch_samples(single, iterations);
   }
   Device& all = device("CPU");
-  std::pair<double, double> every = dispatch_medians(all, iterations);
+  std::pair<std::vector<double>, std::vector<double>> every = dispatch_samples(all, iterations);
   spin_ping_pong(iterations, round_trips);
   // The floor is the 10th percentile, not the median: a round trip needs both threads on a core at once, and on a
   // loaded 2-core machine more than half of them can wait out a scheduler quantum (milliseconds), which measures
@@ -472,10 +472,14 @@ std::vector<LatencyResult> measure_dispatch_latency(int iterations) {
   uint32_t workers = dynamic_cast<CpuDevice&>(all).worker_count();
   std::string n = std::to_string(workers) + " worker" + (workers == 1 ? "" : "s");
   return {
-      LatencyResult{"dispatch 1 worker: submit -> start", one.first, "ping-pong p10 one way", rt / 2, iterations},
-      LatencyResult{"dispatch 1 worker: submit -> done", one.second, "ping-pong p10 round trip", rt, iterations},
-      LatencyResult{"dispatch " + n + ": submit -> start", every.first, "ping-pong p10 one way", rt / 2, iterations},
-      LatencyResult{"dispatch " + n + ": submit -> done", every.second, "ping-pong p10 round trip", rt, iterations},
+      LatencyResult{"dispatch 1 worker: submit -> start", median_of(one.first), "ping-pong p10 one way", rt / 2,
+                    iterations, std::move(one.first)},
+      LatencyResult{"dispatch 1 worker: submit -> done", median_of(one.second), "ping-pong p10 round trip", rt,
+                    iterations, std::move(one.second)},
+      LatencyResult{"dispatch " + n + ": submit -> start", median_of(every.first), "ping-pong p10 one way", rt / 2,
+                    iterations, std::move(every.first)},
+      LatencyResult{"dispatch " + n + ": submit -> done", median_of(every.second), "ping-pong p10 round trip", rt,
+                    iterations, std::move(every.second)},
   };
 }
 

@@ -92,6 +92,7 @@ struct LatencyResult {
   std::string floor_name;
   double floor_ns = 0;
   int samples = 0;
+  std::vector<double> samples_ns;  // every dispatch's latency, in the order measured (the plots' CDFs)
 };
 // The CPU device's dispatch of an empty kernel (submit -> kernel start, submit -> host sees done), median of
 // `iterations`, against a spin ping-pong between two threads (one way, round trip; its 10th percentile) measured in
