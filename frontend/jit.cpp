@@ -138,7 +138,7 @@ struct JitSegment {
 
 struct Jit::Captured {
   std::vector<InputInfo> inputs;
-  std::vector<UOp> input_buffers;           // of the capture, for the output aliasing check
+  std::vector<UOp> last_inputs;             // the buffers the queues' input addresses point at now
   std::vector<Tensor> outputs;
   std::unordered_set<const UOpNode*> output_buffers;
   UOp linear;                               // planned; holds the arena and every buffer the queues point at
@@ -188,7 +188,7 @@ std::vector<Tensor> Jit::capture(std::span<const Tensor> inputs, const VarVals& 
 
   auto c = std::make_unique<Captured>();
   c->inputs = input_infos(inputs);
-  c->input_buffers = in_bufs;
+  c->last_inputs = in_bufs;
   std::unordered_map<const UOpNode*, size_t> input_of;
   for (size_t i = 0; i < in_bufs.size(); i++) input_of[in_bufs[i].get()] = i;
   for (size_t j = 0; j < ret.size(); j++) {
@@ -364,14 +364,16 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
   Captured& c = *captured_;
   if (inputs.size() != c.inputs.size())
     throw JitError("Jit: called with " + std::to_string(inputs.size()) + " inputs; the capture took " + std::to_string(c.inputs.size()));
+  std::vector<UOp> bufs = input_buffers(inputs);
   for (size_t i = 0; i < inputs.size(); i++) {
     const InputInfo& want = c.inputs[i];
-    if (inputs[i].shape() != want.shape || inputs[i].dtype() != want.dtype || inputs[i].device() != want.device)
+    // The device from the buffer's DEVICE node: Tensor::device() walks the graph, and a replay is a few microseconds.
+    const std::string& dev = buffer_device_name(bufs[i]);
+    if (inputs[i].shape() != want.shape || inputs[i].dtype() != want.dtype || dev != want.device)
       throw JitError("Jit: " + input_name(i) + " is " + inputs[i].dtype().name() + " " + frontend::shape_str(inputs[i].shape()) + " on " +
-                     inputs[i].device() + "; the capture took " + want.dtype.name() + " " + frontend::shape_str(want.shape) + " on " +
-                     want.device + " (a new shape, dtype or device needs a new Jit)");
+                     dev + "; the capture took " + want.dtype.name() + " " + frontend::shape_str(want.shape) + " on " + want.device +
+                     " (a new shape, dtype or device needs a new Jit)");
   }
-  std::vector<UOp> bufs = input_buffers(inputs);
   for (size_t i = 0; i < bufs.size(); i++)
     if (c.output_buffers.count(bufs[i].get()))
       throw JitError("Jit: " + input_name(i) + " is an output of this Jit, whose buffer the replay overwrites while reading it; expected a "
@@ -384,7 +386,10 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
     if (!c.var_names.count(name)) throw JitError("Jit: variable '" + name + "' is not taken by any captured kernel");
 
   size_t patches = 0;
-  for (size_t i = 0; i < bufs.size(); i++)
+  c.last_inputs.resize(bufs.size());
+  for (size_t i = 0; i < bufs.size(); i++) {
+    if (bufs[i] == c.last_inputs[i]) continue;  // the same buffer as last time: every address it patched still holds
+    c.last_inputs[i] = bufs[i];
     for (JitPatch& p : c.input_patches[i]) {
       JitSegment& seg = c.segments[p.segment];
       const uint64_t a = address_on(bufs[i], *seg.device);
@@ -393,6 +398,7 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
       p.current = a;
       patches++;
     }
+  }
   for (Captured::VarPatch& v : c.var_patches) {
     auto it = vars.find(v.var.name);
     if (it == vars.end())
