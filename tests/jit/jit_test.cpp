@@ -132,7 +132,7 @@ TEST(JitPatches, AVariableIsPatchedOnlyWhenItsValueChanges) {
 
 // ---- memory plan ----------------------------------------------------------------------------------------------
 
-TEST(JitMemoryPlan, IntermediatesOfSeparateRealizesShareOneArena) {
+TEST(JitMemoryPlan, IntermediatesOfSeparateRealizesArePlannedTogether) {
   Jit jit([](std::span<const Tensor> in) {
     Tensor a = (in[0] + 1).contiguous().realize();
     Tensor b = (a * 2).contiguous().realize();
@@ -142,10 +142,11 @@ TEST(JitMemoryPlan, IntermediatesOfSeparateRealizesShareOneArena) {
   Tensor x = Tensor::randn({64}).realize(), y = Tensor::randn({64}).realize();
   jit({x});
   jit({x});
-  // a lives from call 0 to 3, b from 1 to 2, c from 2 to 3: b and c overlap at call 2, so three 256-byte slots, and
-  // nothing shares; of 4 kernels, each intermediate was its own buffer before (no per-realize arena).
+  // Three realizes, each with its own buffer: all three are the one plan's (a lives from call 0 to 3, b from 1 to 2,
+  // c from 2 to 3, so no two share, and the arena holds three 256-byte slots).
   EXPECT_EQ(jit.stats().kernels, 4u);
   EXPECT_EQ(jit.stats().unplanned_bytes, 3 * 256);
+  EXPECT_EQ(jit.stats().arena_bytes, 3 * 256);
   std::vector<float> xs = y.tolist<float>();
   std::vector<float> got = jit({y})[0].tolist<float>();
   for (size_t i = 0; i < xs.size(); i++) EXPECT_FLOAT_EQ(got[i], ((xs[i] + 1) * 2 + 3) * (xs[i] + 1));
