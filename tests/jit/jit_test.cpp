@@ -130,6 +130,20 @@ TEST(JitPatches, AVariableIsPatchedOnlyWhenItsValueChanges) {
   EXPECT_THROW(jit({a}, {{"n", 5}}), JitError);
 }
 
+// Kernels on two devices with a copy between them: one queue per device, the copy through the host in between.
+TEST(JitDevices, AProgramOverTwoDevicesReplaysWithOneQueueEach) {
+  Jit jit([](std::span<const Tensor> in) {
+    const std::string other = in[0].device() == "REF" ? "CPU" : "REF";
+    return std::vector<Tensor>{((in[0] + 1).contiguous().to(other) * 2).contiguous()};
+  });
+  jit({floats({1, 2, 3})});
+  jit({floats({1, 2, 3})});
+  EXPECT_EQ(jit.stats().kernels, 2u);
+  EXPECT_EQ(jit.stats().queues, 2u);
+  EXPECT_EQ(jit({floats({0, 5, 10})})[0].tolist<float>(), (std::vector<float>{2, 12, 22}));
+  EXPECT_EQ(jit({floats({-1, 1, 3})})[0].tolist<float>(), (std::vector<float>{0, 4, 8}));
+}
+
 // ---- memory plan ----------------------------------------------------------------------------------------------
 
 TEST(JitMemoryPlan, IntermediatesOfSeparateRealizesArePlannedTogether) {
