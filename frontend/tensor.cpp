@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "frontend/host_data.h"
+#include "frontend/jit_capture.h"
 #include "frontend/lazy_uops.h"
 #include "frontend/shape.h"
 #include "frontend/state.h"
@@ -156,6 +157,7 @@ void Tensor::realize(const std::vector<Tensor>& tensors) {
   // kernel fails the tensors stay lazy.
   ScheduleResult r = schedule_outputs(todo);
   run_linear(r.linear);
+  if (frontend::JitCapture* c = frontend::active_jit_capture()) c->linears.push_back(r.linear);  // a Jit's call 2
   apply_map_to_tensors(r.becomes);
 }
 
@@ -167,6 +169,7 @@ Tensor Tensor::realize() const {
 // ---- reading values -----------------------------------------------------------------------------------------
 
 std::vector<std::byte> Tensor::host_values(DType as) const {
+  frontend::refuse_during_jit_capture("tolist/item");
   size_t n = static_cast<size_t>(numel());
   std::vector<std::byte> out(n * as.itemsize());
   if (std::optional<ConstValue> c = frontend::virtual_const_value(uop())) {  // no buffer: every element is c
