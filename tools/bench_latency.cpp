@@ -1,5 +1,7 @@
 #include "tools/bench_latency.h"
 
+#include "frontend/jit.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -31,10 +33,12 @@ constexpr const char* kPathToDone = "submit -> done";
 constexpr const char* kPathSignalRoundTrip = "host -> device signal round trip";
 constexpr const char* kPathSmallCopy = "copy 64 B: submit -> done";
 constexpr const char* kPathRealize = "realize x+1 (3 floats)";
+constexpr const char* kPathJitReplay = "jit replay x+1 (3 floats)";
+constexpr const char* kPathJitReplay10 = "jit replay 10-kernel program";
 std::string batch_path(int n) { return "batch of " + std::to_string(n) + ": per kernel"; }
 // "replay" is a bound HWQueue of N kernels, its signal value patched and the queue resubmitted: what a captured
-// program's replay does underneath (tinygrad's HCQGraph: one bound queue, patched, resubmitted). When the frontend
-// has a Jit, these rows should time the Jit's replay under the same names.
+// program's replay does underneath (tinygrad's HCQGraph: one bound queue, patched, resubmitted). The Jit's own replay
+// (frontend/jit.h: input checks, patching, doorbell, wait) has rows of its own on the devices that realize.
 std::string replay_path(int n) { return "replay " + std::to_string(n) + "-kernel program (bound queue)"; }
 std::string large_copy_path(uint64_t bytes) { return "copy " + std::to_string(bytes >> 20) + " MiB: submit -> done"; }
 
@@ -295,6 +299,29 @@ void measure_device(Target& t, bool full, std::vector<LatencyRow>& rows) {
       samples.push_back(static_cast<double>(monotonic_ns() - t0));
     }
     rows.push_back(make_row(t, kPathRealize, std::move(samples), round_trip, f.round_trip));
+    // The same program captured by a Jit (frontend/jit.h) and replayed: patch what changed, one doorbell, wait. And a
+    // captured program of 10 kernels (ten realized steps), replayed whole.
+    auto time_jit = [&](Jit& jit, const Tensor& input, float want, const char* what) {
+      for (int i = 0; i < 3; i++) jit({input});  // run, capture, first replay
+      if (jit({input})[0].tolist<float>() != std::vector<float>(3, want))
+        throw std::runtime_error(std::string("latency: the Jit's replay of ") + what + " on " + t.realize_on + " gave a wrong answer");
+      std::vector<double> jit_samples;
+      for (int i = 0; i < n; i++) {
+        const int64_t t0 = monotonic_ns();
+        jit({input});
+        jit_samples.push_back(static_cast<double>(monotonic_ns() - t0));
+      }
+      return jit_samples;
+    };
+    const Tensor input = Tensor::ones({3}).to(t.realize_on).contiguous().realize();  // a buffer the Jit can patch
+    Jit one([](std::span<const Tensor> in) { return std::vector<Tensor>{in[0] + 1}; });
+    rows.push_back(make_row(t, kPathJitReplay, time_jit(one, input, 2, "x+1"), round_trip, f.round_trip));
+    Jit ten([](std::span<const Tensor> in) {
+      Tensor y = in[0];
+      for (int i = 0; i < 10; i++) y = (y + 1).realize();
+      return std::vector<Tensor>{y};
+    });
+    rows.push_back(make_row(t, kPathJitReplay10, time_jit(ten, input, 11, "ten steps of x+1"), round_trip, f.round_trip));
   }
 }
 

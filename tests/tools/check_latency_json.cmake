@@ -5,7 +5,7 @@
 #         -P check_latency_json.cmake
 # With DOORBELL it first runs `doorbell bench --latency --json REPORT` and requires exit code 0. DEVICES (default:
 # the two CPU devices and the emulated GPU) must each have every row; REALIZE_DEVICES (default: CPU all cores) also
-# the realize row. Prints one line per problem and fails when there is any.
+# the realize and Jit replay rows. Prints one line per problem and fails when there is any.
 cmake_minimum_required(VERSION 3.19)
 
 if(NOT DEFINED REPORT)
@@ -130,7 +130,7 @@ endif()
 foreach(device ${DEVICES})
   set(wanted ${paths})
   if(device IN_LIST REALIZE_DEVICES)
-    list(APPEND wanted "realize x+1 (3 floats)")
+    list(APPEND wanted "realize x+1 (3 floats)" "jit replay x+1 (3 floats)" "jit replay 10-kernel program")
   endif()
   foreach(path ${wanted})
     if(NOT "${device}|${path}" IN_LIST seen)
