@@ -313,17 +313,23 @@ void CpuDevice::run_exec(const Command& c, const BoundQueue& submission) {
   job_scalars_ = submission.scalars.data() + c.scalars_begin;
   job_cores_ = c.program != nullptr ? std::clamp(static_cast<int32_t>(c.grid[0]), 1, static_cast<int32_t>(n))
               : c.core_count == 0 ? static_cast<int32_t>(n) : c.core_count;
-  if (n == 1 || job_cores_ == 1) {  // one share: this thread runs it, the other workers stay asleep
-    run_share(0);
+  const auto cores = static_cast<uint32_t>(job_cores_);
+  if (n == 1 || cores == 1) {  // one share: this thread runs it, the other workers stay asleep
+    run_core(0);
   } else {
-    job_remaining_.store(n - 1, std::memory_order_relaxed);
-    const uint32_t done = job_done_.load(std::memory_order_acquire);
+    job_finished_.store(0, std::memory_order_relaxed);
+    // The claim word publishes the job (release): whoever claims a core id through it sees the fields above.
+    job_claim_.store(static_cast<uint64_t>(cores) << 32, std::memory_order_seq_cst);
     job_generation_.fetch_add(1, std::memory_order_seq_cst);
     notify_change(job_generation_, worker_sleepers_);
-    run_share(0);
-    // The last worker to finish bumps job_done_; its acq_rel chain makes every worker's writes visible here.
-    while (await(job_done_, done, done_sleepers_) == done) {
-    }
+    // The dispatcher claims core ids like any worker, and keeps claiming until none is left: a worker that is not
+    // on a core right now (its core runs the host thread) then costs nothing, where a fixed share per thread made
+    // the exec wait for the scheduler to run that worker again (6 us per empty dispatch on 2 cores).
+    run_claimed_cores();
+    // The last core id to finish bumps job_finished_ to `cores`; the acq_rel chain makes every share's writes
+    // visible here.
+    uint32_t finished = job_finished_.load(std::memory_order_acquire);
+    while (finished != cores) finished = await(job_finished_, finished, done_sleepers_);
   }
   // Every share has returned, so no worker writes job_error_ now.
   if (!job_error_.empty()) {
@@ -333,12 +339,26 @@ void CpuDevice::run_exec(const Command& c, const BoundQueue& submission) {
   }
 }
 
-void CpuDevice::run_share(uint32_t index) {
-  // With more cores than threads, thread i runs core ids i, i+n, i+2n, ...
-  const auto n = static_cast<int32_t>(worker_count());
+void CpuDevice::run_claimed_cores() {
+  uint64_t word = job_claim_.load(std::memory_order_acquire);
+  while (true) {
+    const auto next = static_cast<uint32_t>(word);
+    const auto cores = static_cast<uint32_t>(word >> 32);
+    if (next >= cores) return;
+    // A successful claim reads the current job's word (the store that published it or a claim after it), so the
+    // core id belongs to the job in flight even when this thread last looked at an older job: that job cannot be
+    // replaced before this core id is counted finished.
+    if (!job_claim_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+      continue;
+    run_core(static_cast<int32_t>(next));
+    if (job_finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == cores) notify_change(job_finished_, done_sleepers_);
+    word = job_claim_.load(std::memory_order_acquire);
+  }
+}
+
+void CpuDevice::run_core(int32_t core) {
   try {
-    for (int32_t core = static_cast<int32_t>(index); core < job_cores_; core += n)
-      job_kernel_(job_buffers_, job_scalars_, core, job_cores_);
+    job_kernel_(job_buffers_, job_scalars_, core, job_cores_);
   } catch (...) {
     // Kept, not rethrown: a worker thread must survive, and the exec fails once all shares returned.
     std::string error = "the kernel threw: " + exception_text();
@@ -347,18 +367,14 @@ void CpuDevice::run_share(uint32_t index) {
   }
 }
 
-void CpuDevice::worker_loop(uint32_t index) {
+void CpuDevice::worker_loop(uint32_t) {
   uint32_t seen = 0;
   while (true) {
     uint32_t gen = seen;
     while (gen == seen) gen = await(job_generation_, seen, worker_sleepers_);
     seen = gen;
     if (job_quit_) return;
-    run_share(index);
-    if (job_remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      job_done_.fetch_add(1, std::memory_order_seq_cst);
-      notify_change(job_done_, done_sleepers_);
-    }
+    run_claimed_cores();
   }
 }
 

@@ -90,8 +90,10 @@ class CpuDevice final : public Device {
   void run_exec(const Command& command, const BoundQueue& submission);
   // blockage() with producer_.mu held.
   std::string blockage_locked() const;
-  // Runs core ids index, index + n, ... of the current job; an exception ends the share and is kept in job_error_.
-  void run_share(uint32_t index);
+  // Claims core ids of the current job from job_claim_ and runs them until none is left unclaimed.
+  void run_claimed_cores();
+  // Runs one core id of the current job; an exception is kept in job_error_.
+  void run_core(int32_t core);
   void worker_loop(uint32_t index);
   void stop_workers();
 
@@ -130,8 +132,10 @@ class CpuDevice final : public Device {
   std::string job_error_;  // the first exception of the current job's shares ("" when none threw)
   std::atomic<uint32_t> job_generation_{0};
   std::atomic<uint32_t> worker_sleepers_{0};
-  std::atomic<uint32_t> job_remaining_{0};
-  std::atomic<uint32_t> job_done_{0};
+  // The next core id to run (low 32 bits) and the job's core count (high 32 bits): every thread of the device
+  // claims core ids by bumping it, so each runs exactly once and on whichever thread is on a core.
+  alignas(64) std::atomic<uint64_t> job_claim_{0};
+  alignas(64) std::atomic<uint32_t> job_finished_{0};  // core ids of the current job that returned
   std::atomic<uint32_t> done_sleepers_{0};
 
   std::thread dispatcher_;           // worker 0
