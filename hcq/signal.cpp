@@ -31,11 +31,18 @@ Signal::Signal(std::string device, std::string name, SignalPlacement placement, 
       second_timestamp_(placement.second_timestamp),
       fault_report_(placement.fault_report),
       fault_context_(placement.fault_context),
+      help_waiter_(placement.help_waiter),
+      help_context_(placement.help_context),
       device_(std::move(device)),
       name_(std::move(name)) {
   if (placement.memory != nullptr) memory_ = placement.memory;
   memory_->value.store(initial, std::memory_order_relaxed);
   memory_->timestamp.store(0, std::memory_order_relaxed);
+}
+
+void Signal::set_help_waiter(void (*help)(const void* context), const void* context) {
+  help_waiter_ = help;
+  help_context_ = context;
 }
 
 uint64_t Signal::timestamp() const {
@@ -85,6 +92,10 @@ bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_
   };
   // Spin phase: the clock is read once per 32 polls.
   while (true) {
+    if (help_waiter_ != nullptr) {
+      help_waiter_(help_context_);
+      if (value() >= target) return true;
+    }
     uint64_t v = 0;
     for (int i = 0; i < 32; ++i) {
       cpu_relax();
@@ -113,6 +124,10 @@ bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_
       if (timed_out(v, monotonic_ns())) return false;
       std::this_thread::sleep_for(std::chrono::microseconds(20));
       continue;
+    }
+    if (help_waiter_ != nullptr) {
+      help_waiter_(help_context_);
+      if (value() >= target) return true;
     }
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     const uint32_t changes = changes_.load(std::memory_order_seq_cst);

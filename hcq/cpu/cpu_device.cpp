@@ -17,6 +17,10 @@
 namespace doorbell {
 namespace {
 
+// Set on the device's own threads: they never help a waited signal's device (a dispatcher waiting in a wait
+// command holds its own consumer role, and running another device's ring inside a command would tie the two rings).
+thread_local bool t_device_thread = false;
+
 // A blocked wait command re-checks for shutdown this often.
 constexpr auto kWaitSlice = std::chrono::milliseconds(5);
 
@@ -72,6 +76,8 @@ std::shared_ptr<const LoadedProgram> CpuDevice::load(const UOp& program) {
 
 CpuDevice::CpuDevice(CpuDeviceOptions options, std::string name) : Device(std::move(name)), options_(options), slots_(kRingSlots) {
   set_target(cpu_c_target());
+  // Made by Device's constructor, before this device could place it.
+  timeline_signal().set_help_waiter(&CpuDevice::help_waiter, this);
   if (options_.spin_ns < 0) {
     throw std::invalid_argument("CpuDevice: spin_ns " + std::to_string(options_.spin_ns) + "; expected >= 0");
   }
@@ -87,6 +93,7 @@ CpuDevice::CpuDevice(CpuDeviceOptions options, std::string name) : Device(std::m
   try {
     for (uint32_t i = 1; i < worker_count_; ++i)
       workers_.emplace_back([this, i, cpu = cpu_of(i)] {
+        t_device_thread = true;
         if (cpu >= 0) pin_to(cpu);
         worker_loop(i);
       });
@@ -196,20 +203,70 @@ void CpuDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {
   publish_slot();
 }
 
+bool CpuDevice::consume_one() {
+  const uint32_t taken = ring_.consumed.load(std::memory_order_relaxed);  // only the role's holder writes it
+  if (!run(*slots_[taken % kRingSlots].body)) return false;  // shutdown abandoned a wait: what follows may depend on it
+  ring_.consumed.store(taken + 1, std::memory_order_seq_cst);
+  notify_change(ring_.consumed, ring_.consumer_sleepers);
+  return true;
+}
+
 void CpuDevice::dispatcher_loop() {
-  uint32_t next = 0;  // submissions taken so far
+  t_device_thread = true;
   while (true) {
+    uint32_t role = consumer_.load(std::memory_order_acquire);
+    if (role & 1) {  // a waiting host thread runs the ring: sleep until it lets go, then look again
+      await(consumer_, role, consumer_role_sleepers_);
+      continue;
+    }
     const uint32_t bell = ring_.doorbell.load(std::memory_order_acquire);
-    if ((bell >> 1) != (next & 0x7fff'ffffu)) {  // the doorbell's count wraps at 2^31
-      if (!run(*slots_[next % kRingSlots].body)) return;  // shutdown abandoned a wait: what follows may depend on it
-      ++next;
-      ring_.consumed.store(next, std::memory_order_seq_cst);
-      notify_change(ring_.consumed, ring_.consumer_sleepers);
+    const uint32_t taken = ring_.consumed.load(std::memory_order_acquire);
+    if ((bell >> 1) != (taken & 0x7fff'ffffu)) {  // the doorbell's count wraps at 2^31
+      if (!consumer_.compare_exchange_strong(role, role | 1, std::memory_order_acquire)) continue;
+      bool abandoned = false;
+      while (!abandoned && (ring_.doorbell.load(std::memory_order_acquire) >> 1) !=
+                               (ring_.consumed.load(std::memory_order_relaxed) & 0x7fff'ffffu))
+        abandoned = !consume_one();
+      consumer_.store(role + 2, std::memory_order_seq_cst);
+      if (abandoned) return;
       continue;
     }
     if (bell & 1) return;  // stopping, and everything submitted ran
     await(ring_.doorbell, bell, ring_.dispatcher_sleepers);
   }
+}
+
+SignalPlacement CpuDevice::place_signal() {
+  SignalPlacement p;
+  p.help_waiter = &CpuDevice::help_waiter;
+  p.help_context = this;
+  return p;
+}
+
+void CpuDevice::help_waiter(const void* device) { const_cast<CpuDevice*>(static_cast<const CpuDevice*>(device))->help(); }
+
+void CpuDevice::help() {
+  if (t_device_thread || stopping_.load(std::memory_order_relaxed)) return;
+  // Core ids of an exec in flight first: a worker that is off its core (this thread may be on it) then costs nothing.
+  run_claimed_cores();
+  uint32_t role = consumer_.load(std::memory_order_acquire);
+  if (role & 1) return;
+  if ((ring_.doorbell.load(std::memory_order_acquire) >> 1) == (ring_.consumed.load(std::memory_order_acquire) & 0x7fff'ffffu))
+    return;
+  if (!consumer_.compare_exchange_strong(role, role | 1, std::memory_order_acquire)) return;
+  // Runs submissions in ring order until the ring is empty or the next one has a wait that has not passed (it could
+  // block this thread, which may be the one that would pass it); the dispatcher takes over from there. A passed wait
+  // stays passed (values only grow), so a submission checked here runs without blocking.
+  while ((ring_.doorbell.load(std::memory_order_acquire) >> 1) != (ring_.consumed.load(std::memory_order_relaxed) & 0x7fff'ffffu)) {
+    const BoundQueue& next = *slots_[ring_.consumed.load(std::memory_order_relaxed) % kRingSlots].body;
+    const bool can_block = std::any_of(next.commands.begin(), next.commands.end(), [](const Command& c) {
+      return c.kind == CommandKind::kWait && c.signal->value() < c.value;
+    });
+    if (can_block) break;
+    consume_one();
+  }
+  consumer_.store(role + 2, std::memory_order_seq_cst);
+  notify_change(consumer_, consumer_role_sleepers_);
 }
 
 namespace {

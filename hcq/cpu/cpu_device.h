@@ -63,6 +63,8 @@ class CpuDevice final : public Device {
   std::string blockage() override;
 
  protected:
+  // The device's signals offer their waiters its work (help_waiter).
+  SignalPlacement place_signal() override;
   // Loads the PROGRAM's ELF object (compiler/cpu/elf_loader.h) and finds its function.
   std::shared_ptr<const LoadedProgram> load(const UOp& program) override;
 
@@ -80,6 +82,14 @@ class CpuDevice final : public Device {
   // Every thread of the device waits for a word to change this way: spin (pure, then yielding), then sleep.
   uint32_t await(const std::atomic<uint32_t>& word, uint32_t old, std::atomic<uint32_t>& sleepers) const;
   void dispatcher_loop();
+  // What a host thread waiting on one of the device's signals does between polls: runs unclaimed core ids of the
+  // exec in flight, and, when no thread consumes the ring, takes the consumer role and runs the submissions that
+  // can run without blocking (every wait already passed). It never blocks on the device.
+  static void help_waiter(const void* device);
+  void help();
+  // Under the consumer role: runs the oldest unconsumed submission and counts it consumed; false when shutdown
+  // abandoned one of its waits.
+  bool consume_one();
   // Producer side, under producer_.mu: waits for a free slot, then makes the filled slot visible.
   Slot& claim_slot();
   void publish_slot();
@@ -120,6 +130,10 @@ class CpuDevice final : public Device {
   std::vector<Slot> slots_;  // never resized: the dispatcher reads its header race-free
   RingWords ring_;
   std::atomic<bool> stopping_{false};
+  // The consumer role: bit 0 is set while a thread (the dispatcher, or a waiting host thread in help()) runs
+  // submissions from the ring; each release adds 2, so the dispatcher can sleep until a helper lets go.
+  alignas(64) std::atomic<uint32_t> consumer_{0};
+  std::atomic<uint32_t> consumer_role_sleepers_{0};
 
   // The exec in flight. The dispatcher writes these before bumping job_generation_ and only after the previous
   // job's job_done_ bump, so workers read them race-free.
