@@ -371,8 +371,8 @@ void CpuDevice::run_exec(const Command& c, const BoundQueue& submission) {
   job_cores_ = c.program != nullptr ? std::clamp(static_cast<int32_t>(c.grid[0]), 1, static_cast<int32_t>(n))
               : c.core_count == 0 ? static_cast<int32_t>(n) : c.core_count;
   const auto cores = static_cast<uint32_t>(job_cores_);
-  if (n == 1 || cores == 1) {  // one share: this thread runs it, the other workers stay asleep
-    run_core(0);
+  if (n == 1 || cores == 1) {  // one thread, or one core id: this thread runs them, the other workers stay asleep
+    for (int32_t core = 0; core < job_cores_; ++core) run_core(core);
   } else {
     job_finished_.store(0, std::memory_order_relaxed);
     // The claim word publishes the job (release): whoever claims a core id through it sees the fields above.
