@@ -77,7 +77,7 @@ std::shared_ptr<const LoadedProgram> CpuDevice::load(const UOp& program) {
 CpuDevice::CpuDevice(CpuDeviceOptions options, std::string name) : Device(std::move(name)), options_(options), slots_(kRingSlots) {
   set_target(cpu_c_target());
   // Made by Device's constructor, before this device could place it.
-  timeline_signal().set_help_waiter(&CpuDevice::help_waiter, this);
+  if (options_.waiters_help) timeline_signal().set_help_waiter(&CpuDevice::help_waiter, this);
   if (options_.spin_ns < 0) {
     throw std::invalid_argument("CpuDevice: spin_ns " + std::to_string(options_.spin_ns) + "; expected >= 0");
   }
@@ -238,6 +238,7 @@ void CpuDevice::dispatcher_loop() {
 
 SignalPlacement CpuDevice::place_signal() {
   SignalPlacement p;
+  if (!options_.waiters_help) return p;
   p.help_waiter = &CpuDevice::help_waiter;
   p.help_context = this;
   return p;

@@ -1,11 +1,17 @@
-// The CPU as an HCQ device: one thread per core. Thread 0 is the dispatcher: it consumes the command ring in order
-// and runs core 0's share of each exec; threads 1..n-1 are workers that run the other shares (core_id = 0..n-1) in
-// parallel, and an exec completes when all of them return. Folding the dispatcher into worker 0 keeps the device
-// at n spinning threads on n cores (a separate dispatcher would oversubscribe the machine while spinning) and saves
-// a cross-thread handoff per dispatch. Threads spin for a bounded time before sleeping, so back-to-back dispatches
-// stay hot and an idle device burns nothing. Commands run strictly in ring order, which gives the HCQ contract:
-// nothing after a wait starts before the wait passes, and a signal or timestamp is written after every earlier
-// command finished.
+// The CPU as an HCQ device: one thread per core. Thread 0 is the dispatcher: it consumes the command ring in order;
+// threads 1..n-1 are workers. An exec's core ids (0..core_count-1) are claimed one at a time from a shared word by
+// whichever thread is free, the dispatcher included, and the exec completes when all of them returned. Folding the
+// dispatcher into worker 0 keeps the device at n spinning threads on n cores and saves a cross-thread handoff per
+// dispatch. Threads spin for a bounded time before sleeping, so back-to-back dispatches stay hot and an idle device
+// burns nothing. Commands run strictly in ring order, which gives the HCQ contract: nothing after a wait starts
+// before the wait passes, and a signal or timestamp is written after every earlier command finished.
+//
+// A host thread waiting on one of the device's signals is the (n+1)th thread on n cores: spinning beside the device
+// threads, it took the core one of them needed, and an empty dispatch on all cores of a 2-core machine took 6 us
+// (each handoff waited for a yield). So the waiter works instead of spinning (waiters_help): it claims core ids of
+// the exec in flight, and when no thread consumes the ring it takes the ring itself and runs the submissions whose
+// waits have all passed (it never runs one that could block: it may be the thread that would pass the wait). The
+// dispatcher sleeps while a waiter holds the ring and takes over when it lets go.
 //
 // A command that throws (a kernel's exception, a signal set below its value) fails its submission: the device
 // reports the message through Device::report_queue_error (the next synchronize() throws it), skips the rest of that
@@ -38,6 +44,8 @@ struct CpuDeviceOptions {
   // until it balances them again, milliseconds later (a 4096 x 1024 softmax measured at 1.6 ms, or 3.3 ms in such
   // runs, on this 2-core machine).
   bool pin_threads = true;
+  // Whether a host thread waiting on one of the device's signals runs the device's work meanwhile (see above).
+  bool waiters_help = true;
   // How long a submit may wait for room in a full ring without the device finishing anything before it throws,
   // naming the wait the ring is stuck behind (one that only the submitting thread may be able to satisfy).
   std::chrono::milliseconds submit_timeout = kDefaultWaitTimeout;
