@@ -107,6 +107,7 @@ bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_
     if (now - start >= kSpinNs) break;
     spin_pause(now - start);
   }
+  int64_t help_slice_ns = 1'000'000;
   // Sleep phase, on the `changes` word. Announcing the sleeper, then reading `changes` before the last check of the
   // value (all seq_cst) closes the race with set(), which stores the value, then bumps `changes`, then reads the
   // announcement: either we see its value and do not sleep, or its bump comes after our read of `changes`, so the
@@ -133,7 +134,13 @@ bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_
     const uint32_t changes = changes_.load(std::memory_order_seq_cst);
     uint64_t v = memory_->value.load(std::memory_order_seq_cst);
     if (v < target) {
-      const int64_t left = timeout_ns - (monotonic_ns() - last_progress);
+      int64_t left = timeout_ns - (monotonic_ns() - last_progress);
+      // A helping waiter wakes now and then to help again: work that only it could run (every device thread busy)
+      // may have appeared while it slept. Slices double from 1 ms to 64 ms, so a long idle wait costs ~16 wakes/s.
+      if (help_waiter_ != nullptr) {
+        left = std::min(left, help_slice_ns);
+        help_slice_ns = std::min<int64_t>(help_slice_ns * 2, 64'000'000);
+      }
       if (t_sleep_hook != nullptr) t_sleep_hook(*this, changes_, changes, t_sleep_hook_context);
       futex_wait(&changes_, changes, left);
     }
