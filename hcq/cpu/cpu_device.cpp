@@ -127,7 +127,7 @@ CpuDevice::~CpuDevice() {
 
 void CpuDevice::stop_workers() {
   // Called with no dispatcher running, so no exec is in flight: a quit job ends workers 1..n-1.
-  job_quit_ = true;
+  job_quit_.store(true, std::memory_order_relaxed);  // ordered by the seq_cst generation bump below
   job_generation_.fetch_add(1, std::memory_order_seq_cst);
   notify_change(job_generation_, worker_sleepers_);
   for (std::thread& w : workers_) w.join();
@@ -431,7 +431,7 @@ void CpuDevice::worker_loop(uint32_t) {
     uint32_t gen = seen;
     while (gen == seen) gen = await(job_generation_, seen, worker_sleepers_);
     seen = gen;
-    if (job_quit_) return;
+    if (job_quit_.load(std::memory_order_relaxed)) return;
     run_claimed_cores();
   }
 }

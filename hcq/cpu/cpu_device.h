@@ -149,7 +149,8 @@ class CpuDevice final : public Device {
   void* const* job_buffers_ = nullptr;
   const int64_t* job_scalars_ = nullptr;
   int32_t job_cores_ = 0;
-  bool job_quit_ = false;
+  // Atomic: a worker may still be looking at the last job (whose core ids others ran) when the destructor sets it.
+  std::atomic<bool> job_quit_{false};
   std::mutex job_error_mutex_;
   std::string job_error_;  // the first exception of the current job's shares ("" when none threw)
   std::atomic<uint32_t> job_generation_{0};
