@@ -161,6 +161,7 @@ class CpuDevice final : public Device {
   alignas(64) std::atomic<uint32_t> job_finished_{0};  // core ids of the current job that returned
   std::atomic<uint32_t> done_sleepers_{0};
 
+  std::vector<int> thread_cpus_;  // the CPU each thread is pinned to (dispatcher first); empty when not pinned
   std::thread dispatcher_;           // worker 0
   std::vector<std::thread> workers_;  // workers 1..n-1
 };

@@ -153,7 +153,8 @@ TEST(CpuDevice, ACoreIdIsNotHeldBackBehindABlockedOneOnTheSameThread) {
 // waiting on the exec's signal, can run it. The dispatcher holds the ring (`started` shows it took the submission,
 // whose wait on `gate` a waiting host thread would not run), so the host can only help with core ids.
 TEST(CpuDevice, AHostThreadWaitingOnTheDeviceRunsCoreIdsTheDeviceThreadsCannot) {
-  CpuDevice dev(CpuDeviceOptions{.workers = 2});
+  // Unpinned, so that the host may help wherever it runs (pinned, it claims core ids only off the device's CPUs).
+  CpuDevice dev(CpuDeviceOptions{.workers = 2, .pin_threads = false});
   std::array<std::atomic<int32_t>, 3> flags{};
   std::array<std::thread::id, 3> ids{};
   Signal& started = dev.new_signal("started");
