@@ -11,7 +11,9 @@
 // (each handoff waited for a yield). So the waiter works instead of spinning (waiters_help): it claims core ids of
 // the exec in flight, and when no thread consumes the ring it takes the ring itself and runs the submissions whose
 // waits have all passed (it never runs one that could block: it may be the thread that would pass the wait). The
-// dispatcher sleeps while a waiter holds the ring and takes over when it lets go.
+// dispatcher sleeps while a waiter holds the ring and takes over when it lets go. With pinned threads, what the waiter
+// does depends on the CPU it is on, so that no core computes two shares at once: off the device's CPUs it claims core
+// ids; on the dispatcher's CPU it may take the ring; on a worker's CPU it leaves the work to the device (help()).
 //
 // A command that throws (a kernel's exception, a signal set below its value) fails its submission: the device
 // reports the message through Device::report_queue_error (the next synchronize() throws it), skips the rest of that
