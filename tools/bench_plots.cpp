@@ -45,6 +45,24 @@ plot::CdfPlot latency_cdf_plot(const SuiteResult& result) {
   return p;
 }
 
+plot::CdfPlot latency_section_cdf_plot(const SuiteResult& result) {
+  // The paths a user compares across devices: one dispatch, a captured program's replay, the frontend's whole path.
+  static const char* const kPaths[] = {"submit -> kernel start", "submit -> done", "jit replay x+1 (3 floats)",
+                                       "realize x+1 (3 floats)"};
+  plot::CdfPlot p;
+  p.title = "Latency per device and path (doorbell bench latency section)";
+  p.x_label = "latency (log scale)";
+  std::vector<std::pair<std::string, double>> floors;
+  for (const LatencyRow& row : result.latency_section.rows) {
+    if (row.samples_ns.empty() || std::find(std::begin(kPaths), std::end(kPaths), row.path) == std::end(kPaths)) continue;
+    p.series.push_back({row.device + ": " + row.path, row.samples_ns});
+    std::pair<std::string, double> floor{row.device + " " + row.floor, row.floor_ns};
+    if (row.floor_ns > 0 && std::find(floors.begin(), floors.end(), floor) == floors.end()) floors.push_back(floor);
+  }
+  for (const auto& [name, ns] : floors) p.references.push_back({"floor: " + name, ns});
+  return p;
+}
+
 plot::DotPlot kernel_floor_plot(const SuiteResult& result) {
   plot::DotPlot p;
   p.title = "Kernel-only time against this machine's floor (median of " + std::to_string(result.repeats) + " runs, " +
@@ -59,10 +77,12 @@ plot::DotPlot kernel_floor_plot(const SuiteResult& result) {
 }
 
 std::vector<std::string> write_suite_plots(const SuiteResult& result, const std::string& dir) {
-  std::vector<std::pair<std::string, std::string>> files = {
-      {kLatencyCdfFile, plot::cdf_svg(latency_cdf_plot(result))},
-      {kKernelFloorFile, plot::dot_svg(kernel_floor_plot(result))},
-  };
+  // Each plot whose data the run measured (`bench --latency` measures the latency section alone).
+  std::vector<std::pair<std::string, std::string>> files;
+  if (const plot::CdfPlot p = latency_cdf_plot(result); !p.series.empty()) files.push_back({kLatencyCdfFile, plot::cdf_svg(p)});
+  if (const plot::DotPlot p = kernel_floor_plot(result); !p.rows.empty()) files.push_back({kKernelFloorFile, plot::dot_svg(p)});
+  if (const plot::CdfPlot p = latency_section_cdf_plot(result); !p.series.empty())
+    files.push_back({kLatencySectionCdfFile, plot::cdf_svg(p)});
   std::vector<std::string> written;
   for (const auto& [name, svg] : files) {
     std::string path = (std::filesystem::path(dir) / name).string();

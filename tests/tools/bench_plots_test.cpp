@@ -67,6 +67,45 @@ TEST(BenchPlots, KernelPlotHasARowPerCaseWithItsFloor) {
   EXPECT_EQ(p.rows[1].floor, 0);  // unavailable
 }
 
+// The latency section's rows become one CDF per device and path for the compared paths only, with each device's
+// distinct floors; a third file is written only when the section has such rows.
+TEST(BenchPlots, LatencySectionPlotHasACdfPerDeviceAndComparedPath) {
+  SuiteResult r = sample_result();
+  EXPECT_TRUE(latency_section_cdf_plot(r).series.empty());
+  LatencyRow start{"CPU all cores", "2 workers", "submit -> kernel start", {90, 95, 400}, 95, 400, 400, 400,
+                   "ping-pong one way", {55}, 55, 0};
+  LatencyRow replay = start;
+  replay.path = "jit replay x+1 (3 floats)";
+  replay.floor = "ping-pong round trip", replay.floor_ns = 110;
+  LatencyRow copy = start;
+  copy.path = "copy 8 MiB: submit -> done";  // not a compared path
+  LatencyRow nv = start;
+  nv.device = "NV emulated";
+  nv.samples_ns = {1800, 2000};
+  r.latency_section.rows = {start, replay, copy, nv};
+  plot::CdfPlot p = latency_section_cdf_plot(r);
+  ASSERT_EQ(p.series.size(), 3u);
+  EXPECT_EQ(p.series[0].label, "CPU all cores: submit -> kernel start");
+  EXPECT_EQ(p.series[1].label, "CPU all cores: jit replay x+1 (3 floats)");
+  EXPECT_EQ(p.series[2].label, "NV emulated: submit -> kernel start");
+  EXPECT_EQ(p.series[2].samples, (std::vector<double>{1800, 2000}));
+  ASSERT_EQ(p.references.size(), 3u);  // CPU one way, CPU round trip, NV one way
+  EXPECT_EQ(p.references[0].label, "floor: CPU all cores ping-pong one way");
+  EXPECT_EQ(p.references[1].x, 110);
+  std::string dir = temp_dir("section");
+  check_plot_dir(dir);
+  std::vector<std::string> written = write_suite_plots(r, dir);
+  ASSERT_EQ(written.size(), 3u);
+  EXPECT_EQ(written[2], dir + "/latency_devices_cdf.svg");
+  // `bench --latency` measures the section alone: only its plot is written.
+  r.latency.clear();
+  r.cases.clear();
+  written = write_suite_plots(r, dir);
+  ASSERT_EQ(written.size(), 1u);
+  EXPECT_EQ(written[0], dir + "/latency_devices_cdf.svg");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(BenchPlots, WritesBothFilesIntoTheFolderWellFormed) {
   std::string dir = temp_dir("write");
   check_plot_dir(dir + "/nested");  // creates it and its parent
