@@ -455,7 +455,7 @@ std::vector<LatencyResult> measure_dispatch_latency(int iterations) {
   std::vector<double> round_trips;
   // A one-worker device (the dispatcher runs the kernel: one handoff each way) and the device the workloads run on,
   // one worker per core: on a machine with as many cores as workers the host thread shares a core with one of them,
-  // and the fan-out and join cost microseconds there.
+  // and a host thread waiting on the device runs the device's work rather than spinning beside it (waiters_help).
   std::pair<std::vector<double>, std::vector<double>> one;
   {
     CpuDevice single(CpuDeviceOptions{.workers = 1});
