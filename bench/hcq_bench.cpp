@@ -4,6 +4,8 @@
 // floor: a one-thread device needs exactly one round trip, host -> dispatcher -> host; more threads add a fan-out
 // and a join inside the device) and the same round trip through a mutex + condition variable (what a sleeping
 // handoff costs). Only meaningful on an otherwise idle machine with a core per thread.
+// BM_*Dispatch/<workers>/<waiters_help>: with waiters_help 1 (the default) the host thread waiting on the done
+// signal runs the device's work itself (hcq/cpu/cpu_device.h); 0 is the device without it, measured in the same run.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -33,7 +35,7 @@ double median(std::vector<int64_t>& v) {
 // One dispatch per iteration: patch the signal value, submit, wait for the host to see it. A bound queue's submit
 // hands the ring a reference to the device copy instead of copying the commands.
 void dispatch(benchmark::State& state, bool bound) {
-  CpuDevice dev(CpuDeviceOptions{.workers = static_cast<uint32_t>(state.range(0))});
+  CpuDevice dev(CpuDeviceOptions{.workers = static_cast<uint32_t>(state.range(0)), .waiters_help = state.range(1) != 0});
   Signal& done = dev.new_signal("done");
   std::atomic<int64_t> started{0};
   HWQueue q;
@@ -66,9 +68,11 @@ void BM_BoundQueueDispatch(benchmark::State& state) { dispatch(state, true); }
 // One thread (the dispatcher runs the kernel itself: one handoff each way), two, and one per core.
 void dispatch_args(benchmark::internal::Benchmark* b) {
   const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
-  b->Arg(1);
-  if (cores >= 2) b->Arg(2);
-  if (cores > 2) b->Arg(cores);
+  for (int64_t help : {0, 1}) {
+    b->Args({1, help});
+    if (cores >= 2) b->Args({2, help});
+    if (cores > 2) b->Args({cores, help});
+  }
 }
 // 10,000 dispatches each, as the figure is a median of 10,000.
 BENCHMARK(BM_QueueDispatch)->Apply(dispatch_args)->Iterations(10'000)->UseRealTime();

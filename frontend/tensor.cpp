@@ -5,12 +5,14 @@
 #include <unordered_set>
 
 #include "frontend/host_data.h"
+#include "frontend/jit_capture.h"
 #include "frontend/lazy_uops.h"
 #include "frontend/shape.h"
 #include "frontend/state.h"
 #include "hcq/devices.h"
 #include "hcq/host_buffers.h"
 #include "hcq/run_linear.h"
+#include "hcq/trace.h"
 #include "ir/graph_map.h"
 #include "ir/node_map.h"
 #include "scheduler/schedule.h"
@@ -111,6 +113,7 @@ ScheduleOptions schedule_options_for(const std::string& device_name) {
 namespace {
 
 ScheduleResult schedule_outputs(const std::vector<Tensor>& outputs) {
+  trace::Scope span("schedule", "schedule");  // PROFILE=1: the host's scheduling on the timeline
   std::vector<UOp> uops;
   uops.reserve(outputs.size());
   for (const Tensor& t : outputs) uops.push_back(t.uop());
@@ -123,7 +126,10 @@ ScheduleResult schedule_outputs(const std::vector<Tensor>& outputs) {
     if (((u.op() == Ops::AFTER && !u.is_bound_variable()) || u.op() == Ops::CONTIGUOUS) && seen.insert(u.get()).second) uops.push_back(u);
   // One option set per schedule: the first output's device's (a value is stored on the device of its inputs, and
   // schedules that mix devices are rare today).
-  return schedule(uops, outputs.empty() ? ScheduleOptions{} : schedule_options_for(outputs.front().device()));
+  ScheduleResult r = schedule(uops, outputs.empty() ? ScheduleOptions{} : schedule_options_for(outputs.front().device()));
+  span.add("calls", static_cast<int64_t>(r.linear.src().size()));
+  span.add("cache", r.cache_hit ? "hit" : "miss");
+  return r;
 }
 
 }  // namespace
@@ -151,6 +157,7 @@ void Tensor::realize(const std::vector<Tensor>& tensors) {
   // kernel fails the tensors stay lazy.
   ScheduleResult r = schedule_outputs(todo);
   run_linear(r.linear);
+  if (frontend::JitCapture* c = frontend::active_jit_capture()) c->linears.push_back(r.linear);  // a Jit's call 2
   apply_map_to_tensors(r.becomes);
 }
 
@@ -162,6 +169,7 @@ Tensor Tensor::realize() const {
 // ---- reading values -----------------------------------------------------------------------------------------
 
 std::vector<std::byte> Tensor::host_values(DType as) const {
+  frontend::refuse_during_jit_capture("tolist/item");
   size_t n = static_cast<size_t>(numel());
   std::vector<std::byte> out(n * as.itemsize());
   if (std::optional<ConstValue> c = frontend::virtual_const_value(uop())) {  // no buffer: every element is c

@@ -5,6 +5,7 @@
 
 #include "compiler/program.h"
 #include "hcq/devices.h"
+#include "hcq/trace.h"
 #include "ir/debug.h"
 #include "ir/environment.h"
 #include "ir/printer.h"
@@ -43,8 +44,13 @@ UOp compile_call(const UOp& call, Device& d) {
   const Target& target = d.target();
   if (body.op() == Ops::PROGRAM && program_info(body).target == target.name()) return body;
   UOp sink = body.op() == Ops::PROGRAM ? body.src(0) : body;
+  trace::Scope span("compile", "compile");
   CompiledProgram p = compile_program(sink, target);
+  if (p.cache_hit) span.cancel();  // a lookup, not a compile
   if (!p.cache_hit) {
+    if (span.active()) span.set_name("compile " + program_info(p.program).name);
+    span.add("device", d.name());
+    span.add("disk_cache", p.from_disk_cache ? "hit" : "miss");
     if (debug_level() >= 2)  // DEBUG=2: what each compile cost (the target's compiler is most of it)
       std::fprintf(stderr, "compile: %-4s %-24s %9.2f ms%s\n", d.name().c_str(), program_info(p.program).name.c_str(), p.compile_ms,
                    p.from_disk_cache ? " (disk cache)" : "");

@@ -14,6 +14,7 @@
 #include "hcq/devices.h"
 #include "hcq/host_buffers.h"
 #include "hcq/hw_queue.h"
+#include "hcq/trace.h"
 #include "hcq/wait_primitives.h"
 #include "ir/debug.h"
 #include "ir/printer.h"
@@ -41,7 +42,7 @@ std::array<uint32_t, 3> dims(const std::array<int64_t, 3>& a) {
 class LinearRunner {
  public:
   LinearRunner(const RunOptions& options, bool timed)
-      : options_(options), timed_mode_(timed || debug_level() >= 2),
+      : options_(options), tracing_(trace::recording()), timed_mode_(timed || debug_level() >= 2 || tracing_),
         override_(options.device.empty() ? nullptr : &device(options.device)) {}
 
   void call(const UOp& call) {
@@ -55,10 +56,8 @@ class LinearRunner {
   // Submits what is recorded and waits for it: results are readable when this returns.
   void flush() {
     if (queue_.size() == 0) return;
-    dev_->submit_on_timeline(queue_);
+    submit_and_wait(*dev_, queue_, "compute");
     queue_ = HWQueue();
-    dev_->synchronize();
-    report();
   }
 
   std::vector<KernelTiming> take_timings() { return std::move(timings_); }
@@ -70,7 +69,35 @@ class LinearRunner {
     size_t buffers = 0;
     Signal* start;
     Signal* end;
+    const char* queue;  // the track it is drawn on (trace.h)
+    std::array<uint32_t, 3> grid{0, 0, 0}, block{0, 0, 0};
+    int64_t copy_bytes = -1;  // a copy's; -1 for a kernel
   };
+
+  // Submits `q` on the device's timeline and waits for it; when tracing, the host's submit and wait become spans and
+  // the timeline signal that ended the wait a flow from `queue`'s track.
+  void submit_and_wait(Device& d, HWQueue& q, const char* queue) {
+    if (!tracing_) {
+      d.submit_on_timeline(q);
+      d.synchronize();
+      report();
+      return;
+    }
+    const int64_t t0 = monotonic_ns();
+    d.submit_on_timeline(q);
+    const uint64_t value = q.commands().back().value;  // submit_on_timeline appended signal(timeline, value)
+    const int64_t t1 = monotonic_ns();
+    d.synchronize();
+    const int64_t t2 = monotonic_ns();
+    const int64_t work_end = timed_.empty() ? t1 : static_cast<int64_t>(timed_.back().end->timestamp());
+    report();  // the kernels' spans first: each track's slices are recorded in the order they ran
+    trace::host_span("submit " + d.name(), "submit", t0, t1, {trace::arg("commands", static_cast<int64_t>(q.size()))});
+    Signal& timeline = d.timeline_signal();
+    // Another thread's later submission may have signalled since: then its time is not ours, and the work's end is
+    // the nearest we know.
+    const int64_t signalled = timeline.value() == value ? static_cast<int64_t>(timeline.timestamp()) : work_end;
+    trace::signal_to_host_wait(d.name(), queue, timeline.name(), value, work_end, signalled, t1, t2);
+  }
 
   // The device a call runs on; switching devices submits and waits for what the previous one was given.
   Device& use(const UOp& call) {
@@ -111,7 +138,8 @@ class LinearRunner {
       return;
     }
     Timed t{KernelTiming{info.name, info.launch_string(), 0, info.ops, info.bytes}, count, static_cast<size_t>(info.buffers),
-            &timing_signal(d, 2 * timed_.size()), &timing_signal(d, 2 * timed_.size() + 1)};
+            &timing_signal(d, 2 * timed_.size()), &timing_signal(d, 2 * timed_.size() + 1), "compute",
+            dims(info.global_size), dims(info.local_size)};
     queue_.timestamp(*t.start).exec(loaded, addresses_, vars_, dims(info.global_size), dims(info.local_size)).timestamp(*t.end);
     timed_.push_back(std::move(t));
   }
@@ -154,17 +182,14 @@ class LinearRunner {
     if (timed_mode_) {
       Timed t{KernelTiming{"copy", std::to_string(src.size()) + " bytes", 0, 0, static_cast<int64_t>(2 * src.size())},
               g_kernels.load(std::memory_order_relaxed), 2,
-              &timing_signal(d, 2 * timed_.size()), &timing_signal(d, 2 * timed_.size() + 1)};
+              &timing_signal(d, 2 * timed_.size()), &timing_signal(d, 2 * timed_.size() + 1), own_queue ? "copy" : "compute"};
+      t.copy_bytes = static_cast<int64_t>(src.size());
       q.timestamp(*t.start).copy(to, from, src.size()).timestamp(*t.end);
       timed_.push_back(std::move(t));
     } else {
       q.copy(to, from, src.size());
     }
-    if (own_queue) {
-      d.submit_on_timeline(q);
-      d.synchronize();
-      report();
-    }
+    if (own_queue) submit_and_wait(d, q, "copy");
   }
 
   // The device a buffer names (through views into an arena), or null when it names none.
@@ -187,6 +212,9 @@ class LinearRunner {
       std::fprintf(stderr, "copy: %zu bytes %s -> %s through host memory (no peer access)\n", bytes, from.name().c_str(),
                    to.name().c_str());
     const int64_t t0 = monotonic_ns();
+    trace::Scope span("transfer", "copy");
+    if (span.active()) span.set_name("copy " + from.name() + " -> " + to.name());
+    span.add("bytes", static_cast<int64_t>(bytes));
     const UOp &dst = call.src(1), &src = call.src(2);
     if (from.host_memory()) {
       write_buffer(dst, buffer_bytes(src));
@@ -212,10 +240,23 @@ class LinearRunner {
   void report() {
     for (Timed& t : timed_) {
       t.timing.ns = static_cast<double>(t.end->timestamp() - t.start->timestamp());
+      if (tracing_) trace_device_span(t);
       if (debug_level() >= 2) print(t);
       timings_.push_back(std::move(t.timing));
     }
     timed_.clear();
+  }
+
+  // A kernel or copy on its queue's track, at the times its queue stamped (trace.h).
+  void trace_device_span(const Timed& t) const {
+    const auto start = static_cast<int64_t>(t.start->timestamp()), end = static_cast<int64_t>(t.end->timestamp());
+    if (t.copy_bytes >= 0) {
+      trace::device_span(dev_->name(), t.queue, "copy", "copy", start, end, {trace::arg("bytes", t.copy_bytes)});
+      return;
+    }
+    trace::device_span(dev_->name(), t.queue, t.timing.name, "kernel", start, end,
+                       {trace::arg("launch", t.timing.launch), trace::arg("grid", t.grid), trace::arg("block", t.block),
+                        trace::arg("ops", t.timing.ops), trace::arg("bytes", t.timing.bytes), trace::arg("kernel", static_cast<int64_t>(t.count))});
   }
 
   void print(const Timed& t) const {
@@ -228,6 +269,7 @@ class LinearRunner {
   }
 
   const RunOptions& options_;
+  bool tracing_;  // trace::recording() when the run began: timed, and drawn on the trace
   bool timed_mode_;
   Device* override_;
   Device* dev_ = nullptr;  // the device the queue is being recorded for
@@ -244,6 +286,8 @@ std::vector<KernelTiming> run(const UOp& linear, const RunOptions& options, bool
   for (const UOp& call : linear.src())
     if (call.op() != Ops::CALL || call.src().empty())
       throw std::invalid_argument("run_linear: expected CALL(SINK, PROGRAM or COPY, buffers...), got " + print_node(call));
+  trace::Scope span("run", "run_linear");
+  span.add("calls", static_cast<int64_t>(linear.src().size()));
   LinearRunner runner(options, timed);
   for (const UOp& call : linear.src()) runner.call(call);
   runner.flush();

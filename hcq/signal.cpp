@@ -31,11 +31,18 @@ Signal::Signal(std::string device, std::string name, SignalPlacement placement, 
       second_timestamp_(placement.second_timestamp),
       fault_report_(placement.fault_report),
       fault_context_(placement.fault_context),
+      help_waiter_(placement.help_waiter),
+      help_context_(placement.help_context),
       device_(std::move(device)),
       name_(std::move(name)) {
   if (placement.memory != nullptr) memory_ = placement.memory;
   memory_->value.store(initial, std::memory_order_relaxed);
   memory_->timestamp.store(0, std::memory_order_relaxed);
+}
+
+void Signal::set_help_waiter(void (*help)(const void* context), const void* context) {
+  help_waiter_ = help;
+  help_context_ = context;
 }
 
 uint64_t Signal::timestamp() const {
@@ -85,6 +92,10 @@ bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_
   };
   // Spin phase: the clock is read once per 32 polls.
   while (true) {
+    if (help_waiter_ != nullptr) {
+      help_waiter_(help_context_);
+      if (value() >= target) return true;
+    }
     uint64_t v = 0;
     for (int i = 0; i < 32; ++i) {
       cpu_relax();
@@ -96,6 +107,7 @@ bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_
     if (now - start >= kSpinNs) break;
     spin_pause(now - start);
   }
+  int64_t help_slice_ns = 1'000'000;
   // Sleep phase, on the `changes` word. Announcing the sleeper, then reading `changes` before the last check of the
   // value (all seq_cst) closes the race with set(), which stores the value, then bumps `changes`, then reads the
   // announcement: either we see its value and do not sleep, or its bump comes after our read of `changes`, so the
@@ -114,11 +126,21 @@ bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_
       std::this_thread::sleep_for(std::chrono::microseconds(20));
       continue;
     }
+    if (help_waiter_ != nullptr) {
+      help_waiter_(help_context_);
+      if (value() >= target) return true;
+    }
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     const uint32_t changes = changes_.load(std::memory_order_seq_cst);
     uint64_t v = memory_->value.load(std::memory_order_seq_cst);
     if (v < target) {
-      const int64_t left = timeout_ns - (monotonic_ns() - last_progress);
+      int64_t left = timeout_ns - (monotonic_ns() - last_progress);
+      // A helping waiter wakes now and then to help again: work that only it could run (every device thread busy)
+      // may have appeared while it slept. Slices double from 1 ms to 64 ms, so a long idle wait costs ~16 wakes/s.
+      if (help_waiter_ != nullptr) {
+        left = std::min(left, help_slice_ns);
+        help_slice_ns = std::min<int64_t>(help_slice_ns * 2, 64'000'000);
+      }
       if (t_sleep_hook != nullptr) t_sleep_hook(*this, changes_, changes, t_sleep_hook_context);
       futex_wait(&changes_, changes, left);
     }

@@ -32,6 +32,11 @@ struct SignalPlacement {
   // with an error carrying it, instead of a timeout.
   std::string (*fault_report)(const void* context) = nullptr;
   const void* fault_context = nullptr;
+  // A device whose queues run on host threads (the CPU device) offers a thread that waits on its signal the device's
+  // work: wait_for calls it between polls, and it runs what it can without blocking and returns. A waiter then
+  // does the work on its own core instead of spinning beside the device threads that need that core.
+  void (*help_waiter)(const void* context) = nullptr;
+  const void* help_context = nullptr;
 };
 
 class Signal {
@@ -69,6 +74,10 @@ class Signal {
   // The message of wait()'s timeout: "CPU: signal 'timeline' did not reach 5 within 50 ms; last value 3".
   std::string timeout_message(uint64_t target, std::chrono::milliseconds timeout, uint64_t last_seen) const;
 
+  // Sets the help_waiter of SignalPlacement after construction (a device's timeline signal is made before the
+  // device can place it); call before any thread waits on the signal.
+  void set_help_waiter(void (*help)(const void* context), const void* context);
+
   // Test seam: while set on a thread, wait_for calls it on that thread right before it sleeps in the kernel, with
   // the futex word it sleeps on and the value that word must still hold for the sleep to begin. A test changes the
   // signal from here (as another thread may at that moment) and checks that the word moved, i.e. that the sleep
@@ -85,6 +94,8 @@ class Signal {
   const std::atomic<uint64_t>* second_timestamp_ = nullptr;
   std::string (*fault_report_)(const void*) = nullptr;
   const void* fault_context_ = nullptr;
+  void (*help_waiter_)(const void*) = nullptr;
+  const void* help_context_ = nullptr;
   // Host-side bookkeeping, not part of the 16 bytes. `changes` is the futex word sleepers wait on: set() bumps it
   // on every change of the value, so a change of any of the 64 bits (the high half alone included) moves the word
   // the kernel compares; a futex on the low half of the value missed changes confined to the high half. `sleepers`

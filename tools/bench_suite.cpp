@@ -430,8 +430,8 @@ CaseResult measure_case(BenchCase& c, int repeats) {
 }
 
 namespace {
-// Empty-kernel dispatches through a bound queue on `dev`: medians of submit -> kernel start and submit -> done.
-std::pair<double, double> dispatch_medians(Device& dev, int iterations) {
+// Empty-kernel dispatches through a bound queue on `dev`: submit -> kernel start and submit -> done, every sample.
+std::pair<std::vector<double>, std::vector<double>> dispatch_samples(Device& dev, int iterations) {
   std::vector<double> to_start, to_done;
   Signal& done = dev.new_signal("bench-done");
   std::atomic<int64_t> started{0};
@@ -447,7 +447,7 @@ std::pair<double, double> dispatch_medians(Device& dev, int iterations) {
     to_start.push_back(static_cast<double>(started.load(std::memory_order_relaxed) - t0));
     to_done.push_back(static_cast<double>(t1 - t0));
   }
-  return {median_of(to_start), median_of(to_done)};
+  return {std::move(to_start), std::move(to_done)};
 }
 }  // namespace
 
@@ -455,14 +455,14 @@ std::vector<LatencyResult> measure_dispatch_latency(int iterations) {
   std::vector<double> round_trips;
   // A one-worker device (the dispatcher runs the kernel: one handoff each way) and the device the workloads run on,
   // one worker per core: on a machine with as many cores as workers the host thread shares a core with one of them,
-  // and the fan-out and join cost microseconds there.
-  std::pair<double, double> one;
+  // and a host thread waiting on the device runs the device's work rather than spinning beside it (waiters_help).
+  std::pair<std::vector<double>, std::vector<double>> one;
   {
     CpuDevice single(CpuDeviceOptions{.workers = 1});
-    one = dispatch_medians(single, iterations);
+    one = dispatch_samples(single, iterations);
   }
   Device& all = device("CPU");
-  std::pair<double, double> every = dispatch_medians(all, iterations);
+  std::pair<std::vector<double>, std::vector<double>> every = dispatch_samples(all, iterations);
   spin_ping_pong(iterations, round_trips);
   // The floor is the 10th percentile, not the median: a round trip needs both threads on a core at once, and on a
   // loaded 2-core machine more than half of them can wait out a scheduler quantum (milliseconds), which measures
@@ -472,10 +472,14 @@ std::vector<LatencyResult> measure_dispatch_latency(int iterations) {
   uint32_t workers = dynamic_cast<CpuDevice&>(all).worker_count();
   std::string n = std::to_string(workers) + " worker" + (workers == 1 ? "" : "s");
   return {
-      LatencyResult{"dispatch 1 worker: submit -> start", one.first, "ping-pong p10 one way", rt / 2, iterations},
-      LatencyResult{"dispatch 1 worker: submit -> done", one.second, "ping-pong p10 round trip", rt, iterations},
-      LatencyResult{"dispatch " + n + ": submit -> start", every.first, "ping-pong p10 one way", rt / 2, iterations},
-      LatencyResult{"dispatch " + n + ": submit -> done", every.second, "ping-pong p10 round trip", rt, iterations},
+      LatencyResult{"dispatch 1 worker: submit -> start", median_of(one.first), "ping-pong p10 one way", rt / 2,
+                    iterations, std::move(one.first)},
+      LatencyResult{"dispatch 1 worker: submit -> done", median_of(one.second), "ping-pong p10 round trip", rt,
+                    iterations, std::move(one.second)},
+      LatencyResult{"dispatch " + n + ": submit -> start", median_of(every.first), "ping-pong p10 one way", rt / 2,
+                    iterations, std::move(every.first)},
+      LatencyResult{"dispatch " + n + ": submit -> done", median_of(every.second), "ping-pong p10 round trip", rt,
+                    iterations, std::move(every.second)},
   };
 }
 
@@ -491,7 +495,7 @@ std::string cpu_model_name() {
 }
 
 SuiteResult run_suite(const SuiteOptions& options) {
-  if (default_device_name() != "CPU")
+  if (!options.latency_only && default_device_name() != "CPU")
     throw std::runtime_error("bench: compares the CPU device with CPU floors; expected DEV unset or CPU, got " +
                              default_device_name());
   auto t0 = std::chrono::steady_clock::now();
@@ -503,7 +507,17 @@ SuiteResult run_suite(const SuiteOptions& options) {
   // First, while no other thread of this process runs: OpenBLAS's and the floors' threads keep spinning for a while
   // after their work, and on a machine with as many threads as cores they would stand between the host and the
   // device's workers (microseconds instead of a fraction of one).
+  result.latency_only = options.latency_only;
+  LatencyOptions latency = options.latency;
+  latency.full = options.full, latency.progress = options.progress;
+  if (options.latency_only) {
+    result.latency_section = run_latency(latency);
+    result.threads = std::max(1u, std::thread::hardware_concurrency());
+    result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return result;
+  }
   result.latency = measure_dispatch_latency(options.full ? 10'000 : 2'000);
+  result.latency_section = run_latency(latency);
   Floors floors;
   result.threads = floors.threads();
   Tensor::manual_seed(1234);
@@ -523,6 +537,10 @@ SuiteResult run_suite(const SuiteOptions& options) {
 }
 
 void print_suite_table(const SuiteResult& result, std::FILE* out) {
+  if (result.latency_only) {
+    print_latency_table(result.latency_section, out);
+    return;
+  }
   std::fprintf(out, "bench (%s): CPU device vs floors, %u threads, %s; median of %d runs, kernel-only times\n",
                result.full ? "full" : "short", result.threads, result.cpu_model.c_str(), result.repeats);
   std::fprintf(out, "%-38s %10s  %-32s %7s  %-14s %s\n", "workload", "doorbell", "floor (name)", "ratio",
@@ -542,6 +560,7 @@ void print_suite_table(const SuiteResult& result, std::FILE* out) {
                  format("%.1fx", l.floor_ns > 0 ? l.doorbell_ns / l.floor_ns : 0).c_str(),
                  format("%d samples", l.samples).c_str(), "");
   }
+  print_latency_table(result.latency_section, out);
   for (const CaseResult& r : result.cases) {
     if (!r.check.ok)
       std::fprintf(out, "MISMATCH %s %s: %s\n", r.info.name.c_str(), r.info.sizes.c_str(), r.check.detail.c_str());
@@ -588,14 +607,14 @@ void write_suite_json(const SuiteResult& result, const std::string& path) {
       << ", \"check\": " << json_string(r.check.ok ? "ok" : "MISMATCH") << ", \"check_detail\": " << json_string(r.check.detail)
       << "}" << (i + 1 < result.cases.size() ? "," : "") << "\n";
   }
-  j << "  ],\n  \"latency\": [\n";
+  j << "  ],\n  \"dispatch\": [\n";
   for (size_t i = 0; i < result.latency.size(); i++) {
     const LatencyResult& l = result.latency[i];
     j << "    {\"name\": " << json_string(l.name) << ", \"doorbell_ns\": " << json_number(l.doorbell_ns)
       << ", \"floor\": " << json_string(l.floor_name) << ", \"floor_ns\": " << json_number(l.floor_ns)
       << ", \"samples\": " << l.samples << "}" << (i + 1 < result.latency.size() ? "," : "") << "\n";
   }
-  j << "  ]\n}\n";
+  j << "  ],\n  \"latency\": " << latency_json(result.latency_section, 2) << "\n}\n";
   std::ofstream f(path);
   if (!f) throw std::runtime_error("bench: cannot open '" + path + "' for writing the JSON results");
   f << j.str();

@@ -13,6 +13,7 @@
 
 #include "ir/uop.h"
 #include "tools/bench_floors.h"
+#include "tools/bench_latency.h"
 
 namespace doorbell::bench {
 
@@ -91,6 +92,7 @@ struct LatencyResult {
   std::string floor_name;
   double floor_ns = 0;
   int samples = 0;
+  std::vector<double> samples_ns;  // every dispatch's latency, in the order measured (the plots' CDFs)
 };
 // The CPU device's dispatch of an empty kernel (submit -> kernel start, submit -> host sees done), median of
 // `iterations`, against a spin ping-pong between two threads (one way, round trip; its 10th percentile) measured in
@@ -101,6 +103,10 @@ struct SuiteOptions {
   bool full = false;
   int repeats = 0;  // 0: 3 (short) or 5 (full)
   std::FILE* progress = nullptr;  // one line per case as it finishes, when not null
+  // The latency section (tools/bench_latency.h) runs in both suites; latency_only runs nothing else. Its `full` and
+  // `progress` are this suite's.
+  bool latency_only = false;
+  LatencyOptions latency;
 };
 
 struct SuiteResult {
@@ -108,6 +114,8 @@ struct SuiteResult {
   int repeats = 0;
   std::vector<CaseResult> cases;
   std::vector<LatencyResult> latency;
+  bool latency_only = false;
+  LatencySection latency_section;
   unsigned threads = 0;
   std::string cpu_model;
   std::string date;  // UTC, ISO 8601
@@ -117,7 +125,8 @@ struct SuiteResult {
 // The suite on the CPU device; throws std::runtime_error when DEV names another device.
 SuiteResult run_suite(const SuiteOptions& options);
 void print_suite_table(const SuiteResult& result, std::FILE* out);
-// Every figure as JSON (cases with all samples, latency rows, machine); throws when the file cannot be written.
+// Every figure as JSON (cases with all samples, the dispatch rows as "dispatch", the latency section with all
+// samples as "latency", machine); throws when the file cannot be written.
 void write_suite_json(const SuiteResult& result, const std::string& path);
 // Checked before the suite runs, so a bad --json path costs no bench: the folder exists and this user can write a
 // file there, and the path is not a folder or a file this user cannot write. Throws std::runtime_error naming the

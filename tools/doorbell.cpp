@@ -1,7 +1,12 @@
 // The `doorbell` program: its version, the devices it finds, the benchmark of the CPU device against this machine's
 // floors (tools/bench_suite.h), and a small real workload on the CPU device.
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <stdexcept>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -11,6 +16,9 @@
 #include "kernel-interface/pci/gpu_discovery.h"
 #include "kernel-interface/pci/pci_summary.h"
 #include "mockgpu/install.h"
+#include "hcq/trace.h"
+#include "mockgpu/nv/mock_nv_seam.h"
+#include "tools/bench_plots.h"
 #include "tools/bench_suite.h"
 #include "tools/device_check.h"
 #include "tools/workload.h"
@@ -18,14 +26,23 @@
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: doorbell [bench [--full] [--json FILE] | run | check --device NV [--experiments] [--json FILE] | devices |\n"
-    "                --version | --help]\n"
+    "usage: doorbell [bench [--full] [--latency] [--json FILE] [--trace FILE] [--plot DIR] | run |\n"
+    "                check --device NV [--experiments] [--json FILE] | devices | --version | --help]\n"
     "  (no argument)         the version, the devices found, and the short bench\n"
     "  bench                 doorbell's CPU kernels (kernel-only, median) against this machine's floors: STREAM-like\n"
     "                        loops over all cores and OpenBLAS sgemm; ratio, GFLOP/s or GB/s, a check of each answer,\n"
     "                        and the CPU device's dispatch latency (short suite: under a minute)\n"
+    "                        and the latency section: p50/p90/p99/max of dispatch, batches, replay, signal round\n"
+    "                        trip, copies and realize on each device (CPU, the emulated NV GPU, an NV GPU) beside\n"
+    "                        the thread ping-pong and memcpy floors\n"
     "    --full              every case (adds 1e8-element and 2048^3 cases; about a minute on 2 cores)\n"
+    "    --latency           the latency section alone (short: a few seconds)\n"
     "    --json FILE         also write every figure (all samples, machine, date) to FILE\n"
+    "    --trace FILE        also write the timeline (kernels per device queue, copies, signal -> wait flows, host\n"
+    "                        schedule and compile spans) to FILE as a Chrome/Perfetto trace: open it at\n"
+    "                        https://ui.perfetto.dev (PROFILE=1 records any program, see README)\n"
+    "    --plot DIR          also draw SVG plots into DIR (created if missing): latency_cdf.svg, the dispatch\n"
+    "                        latency CDFs against their floors, and kernel_vs_floor.svg\n"
     "  run                   the workload: an MLP forward pass on the CPU device, checked against float64, with\n"
     "                        compile latency per kernel and the DEBUG=2 table of kernel-only times (on stderr)\n"
     "  check --device NV     whether the device works with doorbell: the HCQ contract, a conformance subset,\n"
@@ -49,35 +66,65 @@ void print_version_and_devices() {
 }
 
 // The short or full suite; exit code 1 when any answer mismatched.
-int run_bench(bool full, const std::string& json_path) {
-  doorbell::bench::SuiteOptions options{.full = full, .progress = stderr};
+int run_bench(bool full, const std::string& json_path, bool latency_only = false, const std::string& plot_dir = "") {
+  doorbell::bench::SuiteOptions options;
+  options.full = full, options.progress = stderr, options.latency_only = latency_only;
+  // The latency section's "NV emulated" rows without MOCKGPU=1: the emulator this program links (its default machine,
+  // one H200), for the bench library links none.
+  options.latency.emulated_nv_seam = [] { return std::make_unique<doorbell::mockgpu::nv::MockNvSeam>(); };
   doorbell::bench::SuiteResult result = doorbell::bench::run_suite(options);
   doorbell::bench::print_suite_table(result, stdout);
   if (!json_path.empty()) {
     doorbell::bench::write_suite_json(result, json_path);
     std::printf("bench: JSON written to %s\n", json_path.c_str());
   }
+  if (!plot_dir.empty())
+    for (const std::string& path : doorbell::bench::write_suite_plots(result, plot_dir))
+      std::printf("bench: plot written to %s\n", path.c_str());
   for (const auto& c : result.cases)
     if (!c.check.ok) return 1;
   return 0;
 }
 
+// Throws naming the path and the reason when the trace cannot be written there; leaves no file behind.
+void check_trace_path(const std::string& path) {
+  const bool existed = access(path.c_str(), F_OK) == 0;
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (f == nullptr) throw std::runtime_error("cannot write the trace to '" + path + "': " + std::strerror(errno));
+  std::fclose(f);
+  if (!existed) std::remove(path.c_str());
+}
+
 int bench_command(int argc, char** argv) {
-  bool full = false;
-  std::string json_path;
+  bool full = false, latency_only = false;
+  std::string json_path, trace_path, plot_dir;
   for (int i = 2; i < argc; i++) {
     std::string_view arg = argv[i];
     if (arg == "--full") {
       full = true;
+    } else if (arg == "--latency") {
+      latency_only = true;
     } else if (arg == "--json" && i + 1 < argc) {
       json_path = argv[++i];
+    } else if (arg == "--trace" && i + 1 < argc) {
+      trace_path = argv[++i];
+    } else if (arg == "--plot" && i + 1 < argc) {
+      plot_dir = argv[++i];
     } else {
-      std::fprintf(stderr, "doorbell: bench: expected --full or --json FILE, got '%s'\n%s", argv[i], kUsage.data());
+      std::fprintf(stderr, "doorbell: bench: expected --full, --latency, --json FILE, --trace FILE or --plot DIR, got '%s'\n%s",
+                   argv[i], kUsage.data());
       return 2;
     }
   }
   if (!json_path.empty()) doorbell::bench::check_json_path(json_path);  // before the minute the suite takes
-  return run_bench(full, json_path);
+  if (!plot_dir.empty()) doorbell::bench::check_plot_dir(plot_dir);
+  if (trace_path.empty()) return run_bench(full, json_path, latency_only, plot_dir);
+  check_trace_path(trace_path);  // before the bench, as for --json
+  doorbell::trace::start();
+  const int status = run_bench(full, json_path, latency_only, plot_dir);
+  doorbell::trace::stop(trace_path);
+  std::printf("bench: trace written to %s (open it at https://ui.perfetto.dev)\n", trace_path.c_str());
+  return status;
 }
 
 int run(std::string_view command) {

@@ -17,6 +17,10 @@
 namespace doorbell {
 namespace {
 
+// Set on the device's own threads: they never help a waited signal's device (a dispatcher waiting in a wait
+// command holds its own consumer role, and running another device's ring inside a command would tie the two rings).
+thread_local bool t_device_thread = false;
+
 // A blocked wait command re-checks for shutdown this often.
 constexpr auto kWaitSlice = std::chrono::milliseconds(5);
 
@@ -72,6 +76,8 @@ std::shared_ptr<const LoadedProgram> CpuDevice::load(const UOp& program) {
 
 CpuDevice::CpuDevice(CpuDeviceOptions options, std::string name) : Device(std::move(name)), options_(options), slots_(kRingSlots) {
   set_target(cpu_c_target());
+  // Made by Device's constructor, before this device could place it.
+  if (options_.waiters_help) timeline_signal().set_help_waiter(&CpuDevice::help_waiter, this);
   if (options_.spin_ns < 0) {
     throw std::invalid_argument("CpuDevice: spin_ns " + std::to_string(options_.spin_ns) + "; expected >= 0");
   }
@@ -84,9 +90,11 @@ CpuDevice::CpuDevice(CpuDeviceOptions options, std::string name) : Device(std::m
   std::vector<int> cpus = options_.pin_threads ? allowed_cpus() : std::vector<int>{};
   const bool pin = cpus.size() >= worker_count_;
   auto cpu_of = [cpus, pin](uint32_t i) { return pin ? cpus[i] : -1; };
+  if (pin) thread_cpus_.assign(cpus.begin(), cpus.begin() + worker_count_);
   try {
     for (uint32_t i = 1; i < worker_count_; ++i)
       workers_.emplace_back([this, i, cpu = cpu_of(i)] {
+        t_device_thread = true;
         if (cpu >= 0) pin_to(cpu);
         worker_loop(i);
       });
@@ -120,7 +128,7 @@ CpuDevice::~CpuDevice() {
 
 void CpuDevice::stop_workers() {
   // Called with no dispatcher running, so no exec is in flight: a quit job ends workers 1..n-1.
-  job_quit_ = true;
+  job_quit_.store(true, std::memory_order_relaxed);  // ordered by the seq_cst generation bump below
   job_generation_.fetch_add(1, std::memory_order_seq_cst);
   notify_change(job_generation_, worker_sleepers_);
   for (std::thread& w : workers_) w.join();
@@ -196,20 +204,78 @@ void CpuDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {
   publish_slot();
 }
 
+bool CpuDevice::consume_one() {
+  const uint32_t taken = ring_.consumed.load(std::memory_order_relaxed);  // only the role's holder writes it
+  if (!run(*slots_[taken % kRingSlots].body)) return false;  // shutdown abandoned a wait: what follows may depend on it
+  ring_.consumed.store(taken + 1, std::memory_order_seq_cst);
+  notify_change(ring_.consumed, ring_.consumer_sleepers);
+  return true;
+}
+
 void CpuDevice::dispatcher_loop() {
-  uint32_t next = 0;  // submissions taken so far
+  t_device_thread = true;
   while (true) {
+    uint32_t role = consumer_.load(std::memory_order_acquire);
+    if (role & 1) {  // a waiting host thread runs the ring: sleep until it lets go, then look again
+      await(consumer_, role, consumer_role_sleepers_);
+      continue;
+    }
     const uint32_t bell = ring_.doorbell.load(std::memory_order_acquire);
-    if ((bell >> 1) != (next & 0x7fff'ffffu)) {  // the doorbell's count wraps at 2^31
-      if (!run(*slots_[next % kRingSlots].body)) return;  // shutdown abandoned a wait: what follows may depend on it
-      ++next;
-      ring_.consumed.store(next, std::memory_order_seq_cst);
-      notify_change(ring_.consumed, ring_.consumer_sleepers);
+    const uint32_t taken = ring_.consumed.load(std::memory_order_acquire);
+    if ((bell >> 1) != (taken & 0x7fff'ffffu)) {  // the doorbell's count wraps at 2^31
+      if (!consumer_.compare_exchange_strong(role, role | 1, std::memory_order_acquire)) continue;
+      bool abandoned = false;
+      while (!abandoned && (ring_.doorbell.load(std::memory_order_acquire) >> 1) !=
+                               (ring_.consumed.load(std::memory_order_relaxed) & 0x7fff'ffffu))
+        abandoned = !consume_one();
+      consumer_.store(role + 2, std::memory_order_seq_cst);
+      if (abandoned) return;
       continue;
     }
     if (bell & 1) return;  // stopping, and everything submitted ran
     await(ring_.doorbell, bell, ring_.dispatcher_sleepers);
   }
+}
+
+SignalPlacement CpuDevice::place_signal() {
+  SignalPlacement p;
+  if (!options_.waiters_help) return p;
+  p.help_waiter = &CpuDevice::help_waiter;
+  p.help_context = this;
+  return p;
+}
+
+void CpuDevice::help_waiter(const void* device) { const_cast<CpuDevice*>(static_cast<const CpuDevice*>(device))->help(); }
+
+void CpuDevice::help() {
+  if (t_device_thread || stopping_.load(std::memory_order_relaxed)) return;
+  // Where this thread runs decides what it may do without making two threads compute on one core (measured: a
+  // 1024^3 matmul took 2x as long when the waiter ran core ids next to a computing device thread). On a CPU of
+  // no device thread (or when they are not pinned) it claims core ids of the exec in flight. On the dispatcher's
+  // CPU it may take the ring, since the dispatcher then sleeps; on a worker's CPU it leaves everything to the
+  // device (that worker computes there), and the dispatcher, on its own core, runs what the worker does not claim.
+  const int cpu = thread_cpus_.empty() ? -1 : sched_getcpu();
+  const auto at = std::find(thread_cpus_.begin(), thread_cpus_.end(), cpu);
+  if (at == thread_cpus_.end()) run_claimed_cores();
+  else if (at != thread_cpus_.begin()) return;
+  uint32_t role = consumer_.load(std::memory_order_acquire);
+  if (role & 1) return;
+  if ((ring_.doorbell.load(std::memory_order_acquire) >> 1) == (ring_.consumed.load(std::memory_order_acquire) & 0x7fff'ffffu))
+    return;
+  if (!consumer_.compare_exchange_strong(role, role | 1, std::memory_order_acquire)) return;
+  // Runs submissions in ring order until the ring is empty or the next one has a wait that has not passed (it could
+  // block this thread, which may be the one that would pass it); the dispatcher takes over from there. A passed wait
+  // stays passed (values only grow), so a submission checked here runs without blocking.
+  while ((ring_.doorbell.load(std::memory_order_acquire) >> 1) != (ring_.consumed.load(std::memory_order_relaxed) & 0x7fff'ffffu)) {
+    const BoundQueue& next = *slots_[ring_.consumed.load(std::memory_order_relaxed) % kRingSlots].body;
+    const bool can_block = std::any_of(next.commands.begin(), next.commands.end(), [](const Command& c) {
+      return c.kind == CommandKind::kWait && c.signal->value() < c.value;
+    });
+    if (can_block) break;
+    consume_one();
+  }
+  consumer_.store(role + 2, std::memory_order_seq_cst);
+  notify_change(consumer_, consumer_role_sleepers_);
 }
 
 namespace {
@@ -313,17 +379,23 @@ void CpuDevice::run_exec(const Command& c, const BoundQueue& submission) {
   job_scalars_ = submission.scalars.data() + c.scalars_begin;
   job_cores_ = c.program != nullptr ? std::clamp(static_cast<int32_t>(c.grid[0]), 1, static_cast<int32_t>(n))
               : c.core_count == 0 ? static_cast<int32_t>(n) : c.core_count;
-  if (n == 1 || job_cores_ == 1) {  // one share: this thread runs it, the other workers stay asleep
-    run_share(0);
+  const auto cores = static_cast<uint32_t>(job_cores_);
+  if (n == 1 || cores == 1) {  // one thread, or one core id: this thread runs them, the other workers stay asleep
+    for (int32_t core = 0; core < job_cores_; ++core) run_core(core);
   } else {
-    job_remaining_.store(n - 1, std::memory_order_relaxed);
-    const uint32_t done = job_done_.load(std::memory_order_acquire);
+    job_finished_.store(0, std::memory_order_relaxed);
+    // The claim word publishes the job (release): whoever claims a core id through it sees the fields above.
+    job_claim_.store(static_cast<uint64_t>(cores) << 32, std::memory_order_seq_cst);
     job_generation_.fetch_add(1, std::memory_order_seq_cst);
     notify_change(job_generation_, worker_sleepers_);
-    run_share(0);
-    // The last worker to finish bumps job_done_; its acq_rel chain makes every worker's writes visible here.
-    while (await(job_done_, done, done_sleepers_) == done) {
-    }
+    // The dispatcher claims core ids like any worker, and keeps claiming until none is left: a worker that is not
+    // on a core right now (its core runs the host thread) then costs nothing, where a fixed share per thread made
+    // the exec wait for the scheduler to run that worker again (6 us per empty dispatch on 2 cores).
+    run_claimed_cores();
+    // The last core id to finish bumps job_finished_ to `cores`; the acq_rel chain makes every share's writes
+    // visible here.
+    uint32_t finished = job_finished_.load(std::memory_order_acquire);
+    while (finished != cores) finished = await(job_finished_, finished, done_sleepers_);
   }
   // Every share has returned, so no worker writes job_error_ now.
   if (!job_error_.empty()) {
@@ -333,12 +405,26 @@ void CpuDevice::run_exec(const Command& c, const BoundQueue& submission) {
   }
 }
 
-void CpuDevice::run_share(uint32_t index) {
-  // With more cores than threads, thread i runs core ids i, i+n, i+2n, ...
-  const auto n = static_cast<int32_t>(worker_count());
+void CpuDevice::run_claimed_cores() {
+  uint64_t word = job_claim_.load(std::memory_order_acquire);
+  while (true) {
+    const auto next = static_cast<uint32_t>(word);
+    const auto cores = static_cast<uint32_t>(word >> 32);
+    if (next >= cores) return;
+    // A successful claim reads the current job's word (the store that published it or a claim after it), so the
+    // core id belongs to the job in flight even when this thread last looked at an older job: that job cannot be
+    // replaced before this core id is counted finished.
+    if (!job_claim_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+      continue;
+    run_core(static_cast<int32_t>(next));
+    if (job_finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == cores) notify_change(job_finished_, done_sleepers_);
+    word = job_claim_.load(std::memory_order_acquire);
+  }
+}
+
+void CpuDevice::run_core(int32_t core) {
   try {
-    for (int32_t core = static_cast<int32_t>(index); core < job_cores_; core += n)
-      job_kernel_(job_buffers_, job_scalars_, core, job_cores_);
+    job_kernel_(job_buffers_, job_scalars_, core, job_cores_);
   } catch (...) {
     // Kept, not rethrown: a worker thread must survive, and the exec fails once all shares returned.
     std::string error = "the kernel threw: " + exception_text();
@@ -347,18 +433,14 @@ void CpuDevice::run_share(uint32_t index) {
   }
 }
 
-void CpuDevice::worker_loop(uint32_t index) {
+void CpuDevice::worker_loop(uint32_t) {
   uint32_t seen = 0;
   while (true) {
     uint32_t gen = seen;
     while (gen == seen) gen = await(job_generation_, seen, worker_sleepers_);
     seen = gen;
-    if (job_quit_) return;
-    run_share(index);
-    if (job_remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      job_done_.fetch_add(1, std::memory_order_seq_cst);
-      notify_change(job_done_, done_sleepers_);
-    }
+    if (job_quit_.load(std::memory_order_relaxed)) return;
+    run_claimed_cores();
   }
 }
 

@@ -1,11 +1,19 @@
-// The CPU as an HCQ device: one thread per core. Thread 0 is the dispatcher: it consumes the command ring in order
-// and runs core 0's share of each exec; threads 1..n-1 are workers that run the other shares (core_id = 0..n-1) in
-// parallel, and an exec completes when all of them return. Folding the dispatcher into worker 0 keeps the device
-// at n spinning threads on n cores (a separate dispatcher would oversubscribe the machine while spinning) and saves
-// a cross-thread handoff per dispatch. Threads spin for a bounded time before sleeping, so back-to-back dispatches
-// stay hot and an idle device burns nothing. Commands run strictly in ring order, which gives the HCQ contract:
-// nothing after a wait starts before the wait passes, and a signal or timestamp is written after every earlier
-// command finished.
+// The CPU as an HCQ device: one thread per core. Thread 0 is the dispatcher: it consumes the command ring in order;
+// threads 1..n-1 are workers. An exec's core ids (0..core_count-1) are claimed one at a time from a shared word by
+// whichever thread is free, the dispatcher included, and the exec completes when all of them returned. Folding the
+// dispatcher into worker 0 keeps the device at n spinning threads on n cores and saves a cross-thread handoff per
+// dispatch. Threads spin for a bounded time before sleeping, so back-to-back dispatches stay hot and an idle device
+// burns nothing. Commands run strictly in ring order, which gives the HCQ contract: nothing after a wait starts
+// before the wait passes, and a signal or timestamp is written after every earlier command finished.
+//
+// A host thread waiting on one of the device's signals is the (n+1)th thread on n cores: spinning beside the device
+// threads, it took the core one of them needed, and an empty dispatch on all cores of a 2-core machine took 6 us
+// (each handoff waited for a yield). So the waiter works instead of spinning (waiters_help): it claims core ids of
+// the exec in flight, and when no thread consumes the ring it takes the ring itself and runs the submissions whose
+// waits have all passed (it never runs one that could block: it may be the thread that would pass the wait). The
+// dispatcher sleeps while a waiter holds the ring and takes over when it lets go. With pinned threads, what the waiter
+// does depends on the CPU it is on, so that no core computes two shares at once: off the device's CPUs it claims core
+// ids; on the dispatcher's CPU it may take the ring; on a worker's CPU it leaves the work to the device (help()).
 //
 // A command that throws (a kernel's exception, a signal set below its value) fails its submission: the device
 // reports the message through Device::report_queue_error (the next synchronize() throws it), skips the rest of that
@@ -38,6 +46,8 @@ struct CpuDeviceOptions {
   // until it balances them again, milliseconds later (a 4096 x 1024 softmax measured at 1.6 ms, or 3.3 ms in such
   // runs, on this 2-core machine).
   bool pin_threads = true;
+  // Whether a host thread waiting on one of the device's signals runs the device's work meanwhile (see above).
+  bool waiters_help = true;
   // How long a submit may wait for room in a full ring without the device finishing anything before it throws,
   // naming the wait the ring is stuck behind (one that only the submitting thread may be able to satisfy).
   std::chrono::milliseconds submit_timeout = kDefaultWaitTimeout;
@@ -63,6 +73,8 @@ class CpuDevice final : public Device {
   std::string blockage() override;
 
  protected:
+  // The device's signals offer their waiters its work (help_waiter).
+  SignalPlacement place_signal() override;
   // Loads the PROGRAM's ELF object (compiler/cpu/elf_loader.h) and finds its function.
   std::shared_ptr<const LoadedProgram> load(const UOp& program) override;
 
@@ -80,6 +92,14 @@ class CpuDevice final : public Device {
   // Every thread of the device waits for a word to change this way: spin (pure, then yielding), then sleep.
   uint32_t await(const std::atomic<uint32_t>& word, uint32_t old, std::atomic<uint32_t>& sleepers) const;
   void dispatcher_loop();
+  // What a host thread waiting on one of the device's signals does between polls: runs unclaimed core ids of the
+  // exec in flight, and, when no thread consumes the ring, takes the consumer role and runs the submissions that
+  // can run without blocking (every wait already passed). It never blocks on the device.
+  static void help_waiter(const void* device);
+  void help();
+  // Under the consumer role: runs the oldest unconsumed submission and counts it consumed; false when shutdown
+  // abandoned one of its waits.
+  bool consume_one();
   // Producer side, under producer_.mu: waits for a free slot, then makes the filled slot visible.
   Slot& claim_slot();
   void publish_slot();
@@ -90,8 +110,10 @@ class CpuDevice final : public Device {
   void run_exec(const Command& command, const BoundQueue& submission);
   // blockage() with producer_.mu held.
   std::string blockage_locked() const;
-  // Runs core ids index, index + n, ... of the current job; an exception ends the share and is kept in job_error_.
-  void run_share(uint32_t index);
+  // Claims core ids of the current job from job_claim_ and runs them until none is left unclaimed.
+  void run_claimed_cores();
+  // Runs one core id of the current job; an exception is kept in job_error_.
+  void run_core(int32_t core);
   void worker_loop(uint32_t index);
   void stop_workers();
 
@@ -118,6 +140,10 @@ class CpuDevice final : public Device {
   std::vector<Slot> slots_;  // never resized: the dispatcher reads its header race-free
   RingWords ring_;
   std::atomic<bool> stopping_{false};
+  // The consumer role: bit 0 is set while a thread (the dispatcher, or a waiting host thread in help()) runs
+  // submissions from the ring; each release adds 2, so the dispatcher can sleep until a helper lets go.
+  alignas(64) std::atomic<uint32_t> consumer_{0};
+  std::atomic<uint32_t> consumer_role_sleepers_{0};
 
   // The exec in flight. The dispatcher writes these before bumping job_generation_ and only after the previous
   // job's job_done_ bump, so workers read them race-free.
@@ -125,15 +151,19 @@ class CpuDevice final : public Device {
   void* const* job_buffers_ = nullptr;
   const int64_t* job_scalars_ = nullptr;
   int32_t job_cores_ = 0;
-  bool job_quit_ = false;
+  // Atomic: a worker may still be looking at the last job (whose core ids others ran) when the destructor sets it.
+  std::atomic<bool> job_quit_{false};
   std::mutex job_error_mutex_;
   std::string job_error_;  // the first exception of the current job's shares ("" when none threw)
   std::atomic<uint32_t> job_generation_{0};
   std::atomic<uint32_t> worker_sleepers_{0};
-  std::atomic<uint32_t> job_remaining_{0};
-  std::atomic<uint32_t> job_done_{0};
+  // The next core id to run (low 32 bits) and the job's core count (high 32 bits): every thread of the device
+  // claims core ids by bumping it, so each runs exactly once and on whichever thread is on a core.
+  alignas(64) std::atomic<uint64_t> job_claim_{0};
+  alignas(64) std::atomic<uint32_t> job_finished_{0};  // core ids of the current job that returned
   std::atomic<uint32_t> done_sleepers_{0};
 
+  std::vector<int> thread_cpus_;  // the CPU each thread is pinned to (dispatcher first); empty when not pinned
   std::thread dispatcher_;           // worker 0
   std::vector<std::thread> workers_;  // workers 1..n-1
 };

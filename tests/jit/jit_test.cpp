@@ -1,0 +1,298 @@
+// Jit (frontend/jit.h): every replay gives what a fresh realize of the same function on the same inputs gives (the
+// fusion corpus's programs, random inputs, new input buffers each call); the misuses tinygrad's JIT footgun list
+// names are errors; a replay rewrites only the patch points whose values changed; the captured calls share one
+// memory plan. Runs on DEV's device: the CPU by default, the emulated NV GPU under the nv. prefix.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../scheduler/fusion_corpus_cases.h"
+#include "frontend/jit.h"
+#include "ir/graph_rewrite.h"
+
+namespace doorbell {
+namespace {
+
+using fusion_corpus::Case;
+
+std::vector<double> values(const Tensor& t) { return t.tolist<double>(); }
+
+void expect_close(const std::vector<double>& got, const std::vector<double>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t k = 0; k < got.size(); k++) EXPECT_NEAR(got[k], want[k], 1e-4 * (1 + std::abs(want[k]))) << what << " element " << k;
+}
+
+// A corpus program as a function of its data: the storage leaves of the outputs it builds become the inputs.
+struct CorpusFunction {
+  std::vector<UOp> outputs, leaves;
+  std::vector<Tensor> operator()(std::span<const Tensor> in) const {
+    std::unordered_map<const UOpNode*, UOp> to;
+    for (size_t i = 0; i < leaves.size(); i++) to[leaves[i].get()] = in[i].uop();
+    std::vector<Tensor> out;
+    for (const UOp& o : outputs) out.emplace_back(substitute(o, to));
+    return out;
+  }
+};
+
+CorpusFunction corpus_function(const Case& c) {
+  CorpusFunction f;
+  for (const Tensor& t : c.build()) f.outputs.push_back(t.uop());
+  for (const UOp& u : UOp::sink(f.outputs).toposort())
+    if (u.op() == Ops::BUFFER && u.src().size() > 1 && u.src(1).op() == Ops::DEVICE) f.leaves.push_back(u);
+  return f;
+}
+
+// Fresh random data for each leaf: a new buffer each call, so a replay must patch every input's address.
+std::vector<Tensor> random_inputs(const CorpusFunction& f) {
+  std::vector<Tensor> in;
+  for (const UOp& leaf : f.leaves) in.push_back(Tensor::randn({leaf.arg_as<int64_t>()}).cast(leaf.dtype()).contiguous().realize());
+  return in;
+}
+
+class JitCorpus : public ::testing::TestWithParam<Case> {};
+
+TEST_P(JitCorpus, EveryReplayEqualsAFreshRealizeOnNewRandomInputs) {
+  Tensor::manual_seed(99);
+  const CorpusFunction f = corpus_function(GetParam());
+  bool assigns_input = false;
+  for (const UOp& o : f.outputs) assigns_input |= o.op() == Ops::AFTER;
+  Jit jit{Jit::PlainFunction(f)};
+  for (int call = 0; call < 5; call++) {
+    std::vector<Tensor> in = random_inputs(f);
+    std::vector<std::vector<double>> want;
+    if (assigns_input) {  // the program writes its input in place and returns it: an input that is an output
+      if (call == 0) {
+        jit(in);
+        continue;
+      }
+      EXPECT_THROW(jit(in), JitError);
+      return;
+    }
+    for (const Tensor& t : f(in)) want.push_back(values(t));
+    std::vector<Tensor> got = jit(in);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t j = 0; j < got.size(); j++) expect_close(values(got[j]), want[j], "call " + std::to_string(call) + " output " + std::to_string(j));
+  }
+  EXPECT_EQ(jit.stats().calls, 5u);
+  EXPECT_GE(jit.stats().kernels, 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, JitCorpus, ::testing::ValuesIn(fusion_corpus::corpus()),
+                         [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+Tensor floats(std::vector<float> v) { return Tensor(v).realize(); }
+
+// ---- patch counts ---------------------------------------------------------------------------------------------
+
+TEST(JitPatches, AReplayRewritesOnlyTheAddressesThatChangedAndTheCompletionSignal) {
+  Jit jit([](std::span<const Tensor> in) { return std::vector<Tensor>{in[0] + 1}; });
+  Tensor a = floats({1, 2, 3}), b = floats({10, 20, 30});
+  jit({a});
+  jit({a});  // capture
+  EXPECT_EQ(jit.stats().queues, 1u);
+  EXPECT_EQ(jit.stats().kernels, 1u);
+  EXPECT_EQ(jit.stats().patch_points, 2u);  // the input's address, the signal
+  EXPECT_EQ(jit({a})[0].tolist<float>(), (std::vector<float>{2, 3, 4}));
+  EXPECT_EQ(jit.stats().last_patches, 1u) << "same input: only the signal's value";
+  EXPECT_EQ(jit({b})[0].tolist<float>(), (std::vector<float>{11, 21, 31}));
+  EXPECT_EQ(jit.stats().last_patches, 2u) << "new input: its address and the signal";
+  jit({b});
+  EXPECT_EQ(jit.stats().last_patches, 1u);
+}
+
+TEST(JitPatches, AnInputReadByTwoKernelsIsPatchedInBoth) {
+  Jit jit([](std::span<const Tensor> in) { return std::vector<Tensor>{(in[0] + 1).contiguous() * in[0]}; });
+  Tensor a = floats({1, 2, 3}), b = floats({2, 3, 4});
+  jit({a});
+  jit({a});
+  EXPECT_EQ(jit.stats().kernels, 2u);
+  EXPECT_EQ(jit.stats().patch_points, 3u);
+  EXPECT_EQ(jit({b})[0].tolist<float>(), (std::vector<float>{6, 12, 20}));
+  EXPECT_EQ(jit.stats().last_patches, 3u);
+}
+
+TEST(JitPatches, AVariableIsPatchedOnlyWhenItsValueChanges) {
+  Jit jit([](std::span<const Tensor> in, const VarVals& vars) {
+    UOp n = UOp::variable("n", 0, 4).bind(vars.at("n"));
+    return std::vector<Tensor>{(in[0] + Tensor(n).cast(dtypes::float32)).contiguous()};
+  });
+  Tensor a = floats({1, 2, 3});
+  jit({a}, {{"n", 1}});
+  jit({a}, {{"n", 2}});
+  EXPECT_EQ(jit({a}, {{"n", 2}})[0].tolist<float>(), (std::vector<float>{3, 4, 5}));
+  EXPECT_EQ(jit.stats().last_patches, 1u);
+  EXPECT_EQ(jit({a}, {{"n", 4}})[0].tolist<float>(), (std::vector<float>{5, 6, 7}));
+  EXPECT_EQ(jit.stats().last_patches, 2u);
+  EXPECT_THROW(jit({a}, {}), JitError);
+  EXPECT_THROW(jit({a}, {{"n", 5}}), JitError);
+}
+
+// Kernels on two devices with a copy between them: one queue per device, the copy through the host in between.
+TEST(JitDevices, AProgramOverTwoDevicesReplaysWithOneQueueEach) {
+  Jit jit([](std::span<const Tensor> in) {
+    const std::string other = in[0].device() == "REF" ? "CPU" : "REF";
+    return std::vector<Tensor>{((in[0] + 1).contiguous().to(other) * 2).contiguous()};
+  });
+  jit({floats({1, 2, 3})});
+  jit({floats({1, 2, 3})});
+  EXPECT_EQ(jit.stats().kernels, 2u);
+  EXPECT_EQ(jit.stats().queues, 2u);
+  EXPECT_EQ(jit({floats({0, 5, 10})})[0].tolist<float>(), (std::vector<float>{2, 12, 22}));
+  EXPECT_EQ(jit({floats({-1, 1, 3})})[0].tolist<float>(), (std::vector<float>{0, 4, 8}));
+}
+
+// ---- memory plan ----------------------------------------------------------------------------------------------
+
+TEST(JitMemoryPlan, IntermediatesOfSeparateRealizesArePlannedTogether) {
+  Jit jit([](std::span<const Tensor> in) {
+    Tensor a = (in[0] + 1).contiguous().realize();
+    Tensor b = (a * 2).contiguous().realize();
+    Tensor c = (b + 3).contiguous().realize();
+    return std::vector<Tensor>{c * a};
+  });
+  Tensor x = Tensor::randn({64}).realize(), y = Tensor::randn({64}).realize();
+  jit({x});
+  jit({x});
+  // Three realizes, each with its own buffer: all three are the one plan's (a lives from call 0 to 3, b from 1 to 2,
+  // c from 2 to 3, so no two share, and the arena holds three 256-byte slots).
+  EXPECT_EQ(jit.stats().kernels, 4u);
+  EXPECT_EQ(jit.stats().unplanned_bytes, 3 * 256);
+  EXPECT_EQ(jit.stats().arena_bytes, 3 * 256);
+  std::vector<float> xs = y.tolist<float>();
+  std::vector<float> got = jit({y})[0].tolist<float>();
+  for (size_t i = 0; i < xs.size(); i++) EXPECT_FLOAT_EQ(got[i], ((xs[i] + 1) * 2 + 3) * (xs[i] + 1));
+}
+
+TEST(JitMemoryPlan, AChainOfRealizesNeedsTwoSlots) {
+  Jit jit([](std::span<const Tensor> in) {
+    Tensor t = in[0];
+    for (int i = 0; i < 6; i++) t = (t + 1).contiguous().realize();
+    return std::vector<Tensor>{t * 2};
+  });
+  Tensor x = floats({1, 2, 3});
+  jit({x});
+  jit({x});
+  EXPECT_EQ(jit.stats().unplanned_bytes, 6 * 256);
+  EXPECT_EQ(jit.stats().arena_bytes, 2 * 256);
+  EXPECT_EQ(jit({floats({0, 1, 2})})[0].tolist<float>(), (std::vector<float>{12, 14, 16}));
+}
+
+// ---- footguns (tinygrad test/unit/test_jit_footguns.py) --------------------------------------------------------
+
+Jit add_one() {
+  return Jit([](std::span<const Tensor> in) { return std::vector<Tensor>{in[0] + 1}; });
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const JitError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(JitFootguns, OutputsOfThePreviousCallAreOverwrittenAsTinyJitDoes) {
+  Jit jit([](std::span<const Tensor> in) { return std::vector<Tensor>{in[0].sum()}; });
+  Tensor r1 = jit({floats({1, 1})})[0];
+  Tensor r2 = jit({floats({2, 2})})[0];
+  Tensor r3 = jit({floats({3, 3})})[0];
+  EXPECT_EQ(r1.item<float>(), 2);
+  EXPECT_EQ(r3.item<float>(), 6);
+  EXPECT_EQ(r2.item<float>(), 6) << "the replay wrote the capture's output buffer";
+}
+
+TEST(JitFootguns, ADifferentNumberOfInputsIsAnError) {
+  Jit jit = add_one();
+  Tensor a = floats({1, 2, 3});
+  jit({a});
+  jit({a});
+  EXPECT_NE(error_of([&] { jit({a, floats({1, 2, 3})}); }).find("2 inputs; the capture took 1"), std::string::npos);
+}
+
+TEST(JitFootguns, AChangedShapeOrDtypeIsAnError) {
+  Jit jit = add_one();
+  Tensor a = floats({1, 2, 3});
+  jit({a});
+  jit({a});
+  EXPECT_NE(error_of([&] { jit({floats({1, 2, 3, 4})}); }).find("the capture took float32 (3,)"), std::string::npos)
+      << error_of([&] { jit({floats({1, 2, 3, 4})}); });
+  EXPECT_NE(error_of([&] { jit({Tensor({1, 2, 3}).realize()}); }).find("int32"), std::string::npos);
+}
+
+TEST(JitFootguns, AnInputOnAnotherDeviceIsAnError) {
+  Jit jit = add_one();
+  Tensor a = floats({1, 2, 3});
+  jit({a});
+  jit({a});
+  Tensor elsewhere = a.to(a.device() == "REF" ? "CPU" : "REF");
+  EXPECT_NE(error_of([&] { jit({elsewhere}); }).find("on " + elsewhere.device()), std::string::npos);
+}
+
+TEST(JitFootguns, AnInputThatIsAlsoAnOutputIsAnError) {
+  Jit assigns([](std::span<const Tensor> in) { return std::vector<Tensor>{in[0].assign(in[0] * 2)}; });
+  Tensor a = floats({1, 2, 3});
+  assigns({a});
+  EXPECT_NE(error_of([&] { assigns({a}); }).find("output 0 is input 0"), std::string::npos);
+  // Feeding an output back: the replay would overwrite what it reads.
+  Jit jit = add_one();
+  Tensor b = floats({1, 2, 3});
+  jit({b});
+  Tensor y = jit({b})[0];
+  EXPECT_NE(error_of([&] { jit({y}); }).find("input 0 is an output of this Jit"), std::string::npos);
+  EXPECT_EQ(jit({(y + 0).realize()})[0].tolist<float>(), (std::vector<float>{3, 4, 5}));  // the workaround
+}
+
+TEST(JitFootguns, ATensorCapturedByValueThatChangedIsAnError) {
+  Tensor w = floats({1, 2, 3});
+  Jit jit([&w](std::span<const Tensor> in) { return std::vector<Tensor>{in[0] * w}; });
+  Tensor a = floats({1, 1, 1});
+  jit({a});
+  jit({a});
+  w.assign(w * 10).realize();  // in place, realized: the replay reads the new values
+  EXPECT_EQ(jit({a})[0].tolist<float>(), (std::vector<float>{10, 20, 30}));
+  w.assign(w + 1);  // pending: the replay would not see it
+  EXPECT_NE(error_of([&] { jit({a}); }).find("captured by value"), std::string::npos);
+  w.realize();
+  EXPECT_EQ(jit({a})[0].tolist<float>(), (std::vector<float>{11, 21, 31}));
+}
+
+TEST(JitFootguns, DuplicateAndConstantInputsAreErrors) {
+  Jit jit([](std::span<const Tensor> in) { return std::vector<Tensor>{in[0] + in[1]}; });
+  Tensor a = floats({1, 2, 3});
+  EXPECT_NE(error_of([&] { jit({a, a}); }).find("same buffer"), std::string::npos);
+  EXPECT_NE(error_of([&] { jit({a, Tensor(2.f)}); }).find("input 1 is a constant"), std::string::npos);
+}
+
+TEST(JitFootguns, ReadingValuesDuringCaptureIsAnError) {
+  Jit jit([](std::span<const Tensor> in) { return std::vector<Tensor>{in[0] * in[0].sum().item<float>()}; });
+  Tensor a = floats({1, 2, 3});
+  jit({a});
+  EXPECT_NE(error_of([&] { jit({a}); }).find("tolist/item during capture"), std::string::npos);
+}
+
+TEST(JitFootguns, NestedCaptureAndAnEmptyFunctionAreErrors) {
+  Jit inner = add_one();
+  Jit outer([&inner](std::span<const Tensor> in) { return std::vector<Tensor>{inner(in)[0] * 3}; });
+  Tensor a = floats({1, 2, 3});
+  EXPECT_EQ(outer({a})[0].tolist<float>(), (std::vector<float>{6, 9, 12}));
+  EXPECT_NE(error_of([&] { outer({a}); }).find("another Jit captures"), std::string::npos);
+  Jit nothing([](std::span<const Tensor> in) { return std::vector<Tensor>{in[0]}; });
+  nothing({a});
+  EXPECT_NE(error_of([&] { nothing({a}); }).find("computed nothing"), std::string::npos);
+}
+
+TEST(JitFootguns, ResetCapturesAgain) {
+  Jit jit = add_one();
+  jit({floats({1, 2, 3})});
+  jit({floats({1, 2, 3})});
+  jit.reset();
+  EXPECT_EQ(jit({floats({1, 2, 3, 4})})[0].tolist<float>(), (std::vector<float>{2, 3, 4, 5}));
+  EXPECT_EQ(jit.stats().calls, 1u);
+}
+
+}  // namespace
+}  // namespace doorbell
