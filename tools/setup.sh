@@ -13,7 +13,8 @@ DOORBELL_PACKAGES=(build-essential cmake ninja-build ccache git llvm-19-dev clan
                    libgtest-dev libgmock-dev libbenchmark-dev pkg-config libpciaccess-dev
                    libopenblas-dev)
 
-doorbell_say() { echo "==> $*"; }
+# Each line with the time since the script started (bash SECONDS), so a CI log shows where its minutes go.
+doorbell_say() { printf '==> [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
 # Installs the packages of DOORBELL_PACKAGES that dpkg does not list as installed; does no apt work when none is
 # missing. Off Debian (no dpkg-query) it installs nothing: the build then leaves out what it cannot find.

@@ -39,8 +39,12 @@ MOCKGPU=1 bash tests/device/nv_check.sh build/nv-check
 doorbell_build build/tsan "${DOORBELL_TSAN_OPTIONS[@]}" -- "${DOORBELL_TSAN_TARGETS[@]}"
 doorbell_say "running the ThreadSanitizer subset in build/tsan (${DOORBELL_TSAN_TARGETS[*]})"
 tsan_status=0
+# Left out: DeepGraph.* (chains of 10^5..10^6 ops) and the large matmul packing test check graph depth and packing
+# with one realize at a time, not concurrency; under TSan they took 2 of these 3 minutes (the million-add chain
+# alone 74 s). ASan runs them.
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-  ctest --test-dir build/tsan --output-on-failure -j2 -L '^(hcq|frontend|scheduler)$' -E '^doorbell_cli\.' ||
+  ctest --test-dir build/tsan --output-on-failure -j2 -L '^(hcq|frontend|scheduler)$' \
+  -E '^doorbell_cli\.|^DeepGraph\.|^PackMatmulPanels\.A256x1024By1024x1024' ||
   tsan_status=$?
 
 doorbell_build build/asan "${DOORBELL_ASAN_OPTIONS[@]}"
