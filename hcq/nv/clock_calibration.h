@@ -1,9 +1,11 @@
 // The offset between a GPU's timer and the host's clock (monotonic_ns), from brackets: the host reads its clock, a
 // queue writes a timestamp (a semaphore release stamps the GPU's PTIMER, firmware-notes/nvidia-hopper.md §18), the host
 // sees it and reads its clock again. The stamp was taken between the two reads, so the offset lies within
-// [stamp - after, stamp - before]; the tightest bracket of a few tries gives the estimate and half its width the
-// bound on its error. tinygrad takes the median of the midpoints of 40 such tries per queue instead, which bounds
-// nothing (tinygrad runtime/support/hcq.py:465-477).
+// [stamp - after, stamp - before] for every try; where the tries' intervals overlap, the overlap is the tightest
+// bracket (a try whose GPU took the release at once bounds one side, a try whose host saw it at once the other), its
+// middle the estimate and half its width the bound on the error. Intervals that do not overlap (a timer that ticks
+// coarser than the brackets, or clocks that drifted) fall back to the narrowest single try. tinygrad takes the median
+// of the midpoints of 40 tries per queue instead, which bounds nothing (tinygrad runtime/support/hcq.py:465-477).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -19,12 +21,12 @@ struct ClockSample {
 
 struct ClockCalibration {
   int64_t offset_ns = 0;       // device clock - host clock
-  int64_t uncertainty_ns = 0;  // the true offset is within offset_ns +- this: half the tightest bracket
+  int64_t uncertainty_ns = 0;  // the true offset is within offset_ns +- this: half the tightest bracket's width
   int samples = 0;             // tries it was chosen from
   int64_t host_ns(uint64_t device_ns) const { return static_cast<int64_t>(device_ns - static_cast<uint64_t>(offset_ns)); }
 };
 
-// The calibration from the tightest of `samples`. Throws std::invalid_argument for no samples or a sample whose host
+// The calibration from `samples`: their intervals' overlap, else the narrowest. Throws std::invalid_argument for no samples or a sample whose host
 // reads go backwards.
 ClockCalibration calibrate_from(std::span<const ClockSample> samples);
 

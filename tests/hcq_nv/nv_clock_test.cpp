@@ -1,6 +1,6 @@
 // The NV device's clock calibration (hcq/nv/clock_calibration.h, NvDevice::clock_calibration): the GPU stamps with its
 // own timer (the emulated one too: mockgpu/nv/ptimer.h), and the device finds that timer's offset from the host's
-// monotonic_ns with a bound, from brackets of host clock reads around a timestamped release. Nothing here asserts on
+// monotonic_ns with a bound, from brackets of host clock reads around timestamped releases. Nothing here asserts on
 // time: only that the known offset lies within the bound the calibration states, and orderings.
 #include <gtest/gtest.h>
 
@@ -58,8 +58,19 @@ TEST(NvClock, AStampOnTheHostClockLiesBetweenTheHostReadsAroundItsSubmission) {
   }
 }
 
-TEST(NvClock, CalibrationTakesTheTightestBracket) {
-  // The offset lies in [stamp - after, stamp - before] of each try; the narrowest one (the second) decides.
+TEST(NvClock, CalibrationTakesTheOverlapOfTheTriesBrackets) {
+  // The offset lies in [stamp - after, stamp - before] of each try: [910, 1010] and [990, 1090], so in [990, 1010],
+  // tighter than either try alone.
+  const std::vector<ClockSample> samples = {{0, 1'010, 100}, {200, 1'290, 300}};
+  const ClockCalibration c = calibrate_from(samples);
+  EXPECT_EQ(c.offset_ns, 1'000);
+  EXPECT_EQ(c.uncertainty_ns, 10);
+  EXPECT_EQ(c.samples, 2);
+}
+
+TEST(NvClock, CalibrationFallsBackToTheNarrowestTryWhenTheTriesDisagree) {
+  // [800, 1000], [1020, 1060] and [-2000, 2000] have no offset in common (a coarse timer, drift): the narrowest try,
+  // the second, decides.
   const std::vector<ClockSample> samples = {{100, 1'100, 300}, {1'000, 2'060, 1'040}, {5'000, 7'000, 9'000}};
   const ClockCalibration c = calibrate_from(samples);
   EXPECT_EQ(c.offset_ns, 1'040);  // 2060 - midpoint 1020
