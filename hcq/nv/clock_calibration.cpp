@@ -13,21 +13,22 @@ namespace {
 struct Interval {
   int64_t lo, hi;
 };
-Interval offsets_allowed(const ClockSample& s) {
+Interval offsets_allowed(const ClockSample& s, int64_t tick_ns) {
   return {static_cast<int64_t>(s.device_ns - static_cast<uint64_t>(s.host_after_ns)),
-          static_cast<int64_t>(s.device_ns - static_cast<uint64_t>(s.host_before_ns))};
+          static_cast<int64_t>(s.device_ns - static_cast<uint64_t>(s.host_before_ns)) + (tick_ns - 1)};
 }
 
 }  // namespace
 
-ClockCalibration calibrate_from(std::span<const ClockSample> samples) {
+ClockCalibration calibrate_from(std::span<const ClockSample> samples, int64_t tick_ns) {
   if (samples.empty()) throw std::invalid_argument("NV clock calibration: no samples; expected at least one bracket");
-  Interval overlap = offsets_allowed(samples.front()), narrowest = overlap;
+  if (tick_ns < 1) throw std::invalid_argument("NV clock calibration: a timer tick of " + std::to_string(tick_ns) + " ns; expected at least 1");
+  Interval overlap = offsets_allowed(samples.front(), tick_ns), narrowest = overlap;
   for (const ClockSample& s : samples) {
     if (s.host_after_ns < s.host_before_ns)
       throw std::invalid_argument("NV clock calibration: a bracket from " + std::to_string(s.host_before_ns) + " to " +
                                   std::to_string(s.host_after_ns) + " ns goes backwards; expected host reads in order");
-    const Interval i = offsets_allowed(s);
+    const Interval i = offsets_allowed(s, tick_ns);
     overlap = {std::max(overlap.lo, i.lo), std::min(overlap.hi, i.hi)};
     if (i.hi - i.lo < narrowest.hi - narrowest.lo) narrowest = i;
   }

@@ -26,8 +26,13 @@ struct ClockCalibration {
   int64_t host_ns(uint64_t device_ns) const { return static_cast<int64_t>(device_ns - static_cast<uint64_t>(offset_ns)); }
 };
 
-// The calibration from `samples`: their intervals' overlap, else the narrowest. Throws std::invalid_argument for no samples or a sample whose host
-// reads go backwards.
-ClockCalibration calibrate_from(std::span<const ClockSample> samples);
+// A Hopper's timer counts in 32 ns steps: its nanoseconds field is TIME_0 bits 31:5 (firmware-notes/nvidia-hopper.md
+// §18), so a stamp lies up to 31 ns before the moment it was taken.
+inline constexpr int64_t kPtimerTickNs = 32;
+
+// The calibration from `samples` of a timer that counts in steps of `tick_ns` (each try's interval widened by
+// tick_ns - 1 on its upper side): their intervals' overlap, else the narrowest. Throws std::invalid_argument for no
+// samples, a tick below 1, or a sample whose host reads go backwards.
+ClockCalibration calibrate_from(std::span<const ClockSample> samples, int64_t tick_ns = 1);
 
 }  // namespace doorbell::nv

@@ -810,7 +810,7 @@ ClockCalibration NvDevice::calibrate_clock(int tries_per_channel) {
   std::vector<ClockSample> samples;
   for (int i = 0; i < tries_per_channel; i++)
     for (ChannelState* ch : {compute_.get(), copy_.get()}) samples.push_back(clock_sample(*ch));
-  clock_ = calibrate_from(samples);
+  clock_ = calibrate_from(samples, kPtimerTickNs);
   return *clock_;
 }
 

@@ -18,6 +18,6 @@ int64_t clock_ns(clockid_t clock) {
 PTimer::PTimer(std::optional<int64_t> offset_ns)
     : offset_ns_(offset_ns ? *offset_ns : clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC)) {}
 
-uint64_t PTimer::now_ns() const { return static_cast<uint64_t>(clock_ns(CLOCK_MONOTONIC) + offset_ns_); }
+uint64_t PTimer::now_ns() const { return static_cast<uint64_t>(clock_ns(CLOCK_MONOTONIC) + offset_ns_) / kPtimerTickNs * kPtimerTickNs; }
 
 }  // namespace doorbell::mockgpu::nv

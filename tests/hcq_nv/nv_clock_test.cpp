@@ -84,6 +84,17 @@ TEST(NvClock, CalibrationFallsBackToTheNarrowestTryWhenTheTriesDisagree) {
   EXPECT_GE(o.offset_ns + o.uncertainty_ns, 10 - 0);
 }
 
+TEST(NvClock, CalibrationAllowsForTheTimersTick) {
+  // A timer of 32 ns steps stamped 1024 for an event in (1024, 1056): the bracket [1000, 1040] allows offsets from
+  // 1024 - 1040 = -16 up to 1024 + 31 - 1000 = 55.
+  const std::vector<ClockSample> samples = {{1'000, 1'024, 1'040}};
+  const ClockCalibration c = calibrate_from(samples, 32);
+  EXPECT_LE(c.offset_ns - c.uncertainty_ns, -16);
+  EXPECT_GE(c.offset_ns + c.uncertainty_ns, 55);
+  EXPECT_EQ(c.uncertainty_ns, 36);  // half of 71, rounded up
+  EXPECT_THROW(calibrate_from(samples, 0), std::invalid_argument);
+}
+
 TEST(NvClock, CalibrationKeepsTheNanosecondsOfATimerSince1970) {
   // Stamps near 1.7e18 ns: a double's 53 bits would round them to 256 ns.
   const uint64_t stamp = 1'764'634'027'123'456'789ull;

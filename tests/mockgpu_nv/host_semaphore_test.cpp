@@ -33,8 +33,9 @@ TEST_F(MockNvGpuTest, SemaphoreReleaseWithTimestampWritesTheGpusTimerAtPlus8) {
   ASSERT_TRUE(wait_value(sem.cpu, 7));
   const int64_t after = monotonic_ns();
   const auto stamp = static_cast<int64_t>(load64(sem.cpu + 8) - static_cast<uint64_t>(offset));
-  EXPECT_GE(stamp, before);
+  EXPECT_GT(stamp + int64_t{mockgpu::nv::kPtimerTickNs}, before);  // the timer counts in 32 ns steps
   EXPECT_LE(stamp, after);
+  EXPECT_EQ(load64(sem.cpu + 8) % mockgpu::nv::kPtimerTickNs, 0u) << "TIME_0 bits 4:0 are not nanoseconds";
   ASSERT_TRUE(wait_drained(compute_));
   EXPECT_EQ(gpu_->stats().non_stall_interrupts, 1u);
 }
