@@ -144,7 +144,8 @@ class NvDevice final : public Device {
   // The offset of the GPU's timer (the PTIMER nanoseconds its semaphore releases stamp) from the host's monotonic_ns,
   // and its bound (hcq/nv/clock_calibration.h): measured on first use from kClockTries brackets on each channel (both
   // stamp the one PTIMER; the overlap of all brackets decides) and kept. calibrate_clock() measures it again: the two
-  // clocks run on different crystals and drift apart by some ppm. Throws as a wait does when a channel faulted.
+  // clocks run on different crystals and drift apart by some ppm. Each try waits for its release like any signal: it
+  // throws as a wait does when a channel faulted, or stays blocked on a queue held by a wait nobody satisfies.
   ClockCalibration clock_calibration();
   ClockCalibration calibrate_clock(int tries_per_channel = kClockTries);
   static constexpr int kClockTries = 5;
