@@ -145,7 +145,7 @@ class NvDevice final : public Device {
   // and its bound (hcq/nv/clock_calibration.h): measured on first use from kClockTries brackets on each channel (both
   // stamp the one PTIMER; the overlap of all brackets decides) and kept. calibrate_clock() measures it again: the two
   // clocks run on different crystals and drift apart by some ppm. Each try waits for its release like any signal: it
-  // throws as a wait does when a channel faulted, or stays blocked on a queue held by a wait nobody satisfies.
+  // throws as a wait does when a channel faulted, or times out behind a queue held by a wait nobody satisfies.
   ClockCalibration clock_calibration();
   ClockCalibration calibrate_clock(int tries_per_channel = kClockTries);
   static constexpr int kClockTries = 5;
