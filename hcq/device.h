@@ -108,6 +108,11 @@ class Device {
   // What the device's oldest unfinished work waits for ("its queue waits for signal 'gate' to reach 1 (value 0)"),
   // or "" when it cannot tell; for timeout errors.
   virtual std::string blockage() { return ""; }
+  // A time this device's queues stamped (Signal::timestamp after its signal or timestamp command) on the host's
+  // clock, monotonic_ns. The default is for devices that stamp with the host's clock (CPU, REF); a GPU stamps with
+  // its own timer and converts by a calibration against the host's (NV: NvDevice::clock_calibration). Differences of
+  // two stamps of one device need no conversion.
+  virtual int64_t host_time_ns(uint64_t device_ns) { return static_cast<int64_t>(device_ns); }
   // Shared with whoever must outlive the device (see DeviceLife).
   std::shared_ptr<const DeviceLife> life() const { return life_; }
 

@@ -89,13 +89,14 @@ class LinearRunner {
     const int64_t t1 = monotonic_ns();
     d.synchronize();
     const int64_t t2 = monotonic_ns();
-    const int64_t work_end = timed_.empty() ? t1 : static_cast<int64_t>(timed_.back().end->timestamp());
+    // The device's stamps on the host's clock (a GPU stamps with its own timer: Device::host_time_ns).
+    const int64_t work_end = timed_.empty() ? t1 : d.host_time_ns(timed_.back().end->timestamp());
     report();  // the kernels' spans first: each track's slices are recorded in the order they ran
     trace::host_span("submit " + d.name(), "submit", t0, t1, {trace::arg("commands", static_cast<int64_t>(q.size()))});
     Signal& timeline = d.timeline_signal();
     // Another thread's later submission may have signalled since: then its time is not ours, and the work's end is
     // the nearest we know.
-    const int64_t signalled = timeline.value() == value ? static_cast<int64_t>(timeline.timestamp()) : work_end;
+    const int64_t signalled = timeline.value() == value ? d.host_time_ns(timeline.timestamp()) : work_end;
     trace::signal_to_host_wait(d.name(), queue, timeline.name(), value, work_end, signalled, t1, t2);
   }
 
@@ -247,9 +248,9 @@ class LinearRunner {
     timed_.clear();
   }
 
-  // A kernel or copy on its queue's track, at the times its queue stamped (trace.h).
+  // A kernel or copy on its queue's track, at the times its queue stamped, on the host's clock (trace.h).
   void trace_device_span(const Timed& t) const {
-    const auto start = static_cast<int64_t>(t.start->timestamp()), end = static_cast<int64_t>(t.end->timestamp());
+    const int64_t start = dev_->host_time_ns(t.start->timestamp()), end = dev_->host_time_ns(t.end->timestamp());
     if (t.copy_bytes >= 0) {
       trace::device_span(dev_->name(), t.queue, "copy", "copy", start, end, {trace::arg("bytes", t.copy_bytes)});
       return;

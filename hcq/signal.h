@@ -50,7 +50,8 @@ class Signal {
   const std::string& device() const { return device_; }
   const std::string& name() const { return name_; }
   uint64_t value() const { return memory_->value.load(std::memory_order_acquire); }
-  // Nanoseconds on monotonic_ns()'s clock, written by the last set() or timestamp command.
+  // Nanoseconds written by the last set() or timestamp command, on the writer's clock: monotonic_ns() for set() and
+  // the CPU device's queues, a GPU's own timer for its queues (Device::host_time_ns converts those).
   uint64_t timestamp() const;
   const SignalMemory& memory() const { return *memory_; }
   // The address a device's queues write and wait on (0 for the CPU device, whose queues hold the Signal itself).

@@ -8,9 +8,10 @@
 // with a thread per host thread, whose slices are schedule, compile, submit and synchronize spans. A flow arrow goes
 // from each signal a queue wrote to the host wait that it ended.
 //
-// Device times must be on the host's clock (monotonic_ns): the CPU device and the emulated GPU stamp with it. A real
-// GPU stamps with its own timer (NV: the PTIMER nanoseconds of a semaphore release), so its device must hand back
-// times already offset by a calibration against the host clock before they are recorded here.
+// Device times must be on the host's clock (monotonic_ns) when they are recorded here. The CPU device stamps with it;
+// a GPU, real or emulated, stamps with its own timer (NV: the PTIMER nanoseconds of a semaphore release, ns since
+// 1970), so callers convert each stamp with Device::host_time_ns (NV: a calibration against the host clock, good to
+// NvDevice::clock_calibration().uncertainty_ns) before handing it to device_span or signal_to_host_wait.
 //
 // While recording is off every hook costs one load and one branch: nothing is allocated or timed.
 #pragma once

@@ -107,7 +107,6 @@ struct Target {
   // CPU: the stamping kernel's word; NV: a timestamp command right before the kernel, on the device's clock.
   std::atomic<int64_t> started{0};
   Signal* start_signal = nullptr;
-  double clock_offset_ns = 0;  // device clock - host clock (NV hardware)
   std::optional<DeviceKernel> tiny;  // NV: a one-thread kernel (no kernel without a body can be compiled)
   nv::NvMemory tiny_out{};
   // copies: small host -> device and large host -> device
@@ -128,30 +127,13 @@ struct Target {
   }
   double start_ns() const {
     if (nv == nullptr) return static_cast<double>(started.load(std::memory_order_relaxed));
-    return static_cast<double>(start_signal->timestamp()) - clock_offset_ns;
+    return static_cast<double>(nv->host_time_ns(start_signal->timestamp()));  // the GPU's timer by calibration
   }
   ~Target() {
     if (nv != nullptr)
       for (const nv::NvMemory& m : nv_memory) nv->free(m);
   }
 };
-
-// Offset of a GPU's timestamp clock from the host's monotonic clock: a bare signal's timestamp against the
-// midpoint of host clock reads around it (the emulated GPU stamps with the host's clock: 0).
-double clock_offset(NvDevice& d) {
-  if (d.emulated()) return 0;
-  Signal& s = d.new_signal("latency clock offset");
-  std::vector<double> offsets;
-  for (int i = 0; i < 21; i++) {
-    const uint64_t target = s.value() + 1;
-    const int64_t before = monotonic_ns();
-    HWQueue().signal(s, target).submit(d);
-    s.wait(target, kWaitTimeout);
-    const int64_t after = monotonic_ns();
-    offsets.push_back(static_cast<double>(s.timestamp()) - (before + after) / 2.0);
-  }
-  return percentile_of(offsets, 0.5);
-}
 
 void prepare_copies(Target& t, uint64_t large_bytes) {
   t.large_bytes = large_bytes;
@@ -335,7 +317,7 @@ void prepare_nv(Target& t, NvDevice& d) {
   t.tiny_out = d.alloc(256);
   t.nv_memory.push_back(t.tiny_out);
   t.start_signal = &d.new_signal("latency kernel start");
-  t.clock_offset_ns = clock_offset(d);
+  d.calibrate_clock();  // afresh, right before the samples that use it
 }
 
 void progress(const LatencyOptions& o, const std::string& device, size_t rows, double s) {

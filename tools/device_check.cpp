@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <tuple>
@@ -62,26 +63,12 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-// Offset of the device's timestamp clock from the host's monotonic clock: a bare signal's timestamp against the
-// midpoint of host clock reads around it (identical clocks on the emulated GPU; the GPU's own timer on hardware).
-double clock_offset_ns(NvDevice& d, Signal& s) {
-  std::vector<double> offsets;
-  for (int i = 0; i < 21; i++) {
-    const uint64_t target = s.value() + 1;
-    const int64_t before = monotonic_ns();
-    HWQueue().signal(s, target).submit(d);
-    s.wait(target);
-    const int64_t after = monotonic_ns();
-    offsets.push_back(static_cast<double>(s.timestamp()) - (before + after) / 2.0);
-  }
-  return median(offsets);
-}
-
 constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();  // written as null: a check that failed
 
 // Every figure the check measures, for the JSON report (medians of repeats).
 struct Figures {
-  double to_start_us = kMissing, to_done_us = kMissing, batch_per_kernel_us = kMissing, clock_offset_ns = kMissing;
+  double to_start_us = kMissing, to_done_us = kMissing, batch_per_kernel_us = kMissing;
+  std::optional<nv::ClockCalibration> clock;  // the GPU's timer against the host's clock (NvDevice::calibrate_clock)
   int dispatch_samples = 0;
   struct KernelOnly {
     int64_t elements;
@@ -102,6 +89,23 @@ void contract(NvDevice& d, Checker& c) {
     s.wait(5, std::chrono::milliseconds(5000));
     expect(s.value() == 5, "value " + std::to_string(s.value()) + ", expected 5");
     expect(s.timestamp() != 0, "no timestamp written");  // the device's clock: not comparable with the host's here
+  });
+  c.check("a timestamp converted to the host's clock lies between the host's reads around it", [&] {
+    const nv::ClockCalibration clock = d.calibrate_clock();
+    Signal& s = d.new_signal("check clock");
+    for (int i = 0; i < 5; i++) {
+      const uint64_t v = s.value() + 1;
+      const int64_t before = monotonic_ns();
+      HWQueue().signal(s, v).submit(d);
+      s.wait(v, std::chrono::milliseconds(5000));
+      const int64_t after = monotonic_ns();
+      // Within the calibration's bound of the bracket: a wider miss is an offset that is wrong, or a clock that does
+      // not count nanoseconds.
+      const int64_t at = d.host_time_ns(s.timestamp());
+      expect(at >= before - clock.uncertainty_ns && at <= after + clock.uncertainty_ns,
+             "stamp at host time " + std::to_string(at) + " ns, outside [" + std::to_string(before) + ", " + std::to_string(after) +
+                 "] +- " + std::to_string(clock.uncertainty_ns) + " ns (offset " + std::to_string(clock.offset_ns) + " ns)");
+    }
   });
   c.check("a wait holds the queue until the host sets the signal", [&] {
     Signal& gate = d.new_signal("check gate");
@@ -248,8 +252,8 @@ void latency(NvDevice& d, Checker& c, Figures& f) {
     NvMemory m = d.alloc(1024);
     Signal& start = d.new_signal("latency start");
     Signal& done = d.new_signal("latency done");
-    // The emulated GPU stamps with the host's clock; a real one with its own timer, aligned by calibration.
-    const double offset = d.emulated() ? 0.0 : clock_offset_ns(d, done);
+    // The GPU stamps with its own timer (the emulated one too): its start stamp goes to the host's clock by calibration.
+    f.clock = d.calibrate_clock();
     std::vector<double> to_start, to_done;
     HWQueue q;
     q.timestamp(start).exec(*tiny.program, std::vector<uint64_t>{m.va}, tiny.grid, tiny.block).signal(done, 0).bind(d);
@@ -260,15 +264,13 @@ void latency(NvDevice& d, Checker& c, Figures& f) {
       q.submit(d);
       done.wait(v, std::chrono::milliseconds(5000));
       const int64_t t1 = monotonic_ns();
-      to_start.push_back(static_cast<double>(start.timestamp()) - offset - t0);
+      to_start.push_back(static_cast<double>(d.host_time_ns(start.timestamp()) - t0));
       to_done.push_back(static_cast<double>(t1 - t0));
     }
-    std::fprintf(c.out, "    submit to kernel start      %10.2f us   (%s)\n", median(to_start) / 1e3,
-                 d.emulated() ? "the emulated GPU stamps with the host's clock"
-                              : ("device clock aligned to the host's by calibration, offset " + std::to_string(static_cast<long long>(offset)) + " ns").c_str());
+    std::fprintf(c.out, "    submit to kernel start      %10.2f us   (GPU timer on the host's clock: offset %lld ns +- %lld ns)\n",
+                 median(to_start) / 1e3, static_cast<long long>(f.clock->offset_ns), static_cast<long long>(f.clock->uncertainty_ns));
     std::fprintf(c.out, "    submit to host sees done    %10.2f us\n", median(to_done) / 1e3);
     f.to_start_us = median(to_start) / 1e3, f.to_done_us = median(to_done) / 1e3, f.dispatch_samples = static_cast<int>(to_done.size());
-    f.clock_offset_ns = offset;
     Signal& batch_start = d.new_signal("latency batch start");
     Signal& batch_end = d.new_signal("latency batch end");
     HWQueue batch;
@@ -387,7 +389,8 @@ std::string report_json(NvDevice& d, const std::string& canonical, int index, co
   j += "  \"checks\": {\"passed\": " + std::to_string(c.passed) + ", \"failed\": " + std::to_string(c.failed) + ", \"failures\": " + failures + "},\n";
   j += "  \"dispatch_us\": {\"submit_to_kernel_start\": " + json_figure(f.to_start_us) + ", \"submit_to_done\": " + json_figure(f.to_done_us) +
        ", \"per_kernel_batch_of_1000\": " + json_figure(f.batch_per_kernel_us) + ", \"samples\": " + std::to_string(f.dispatch_samples) +
-       ", \"clock_offset_ns\": " + json_figure(f.clock_offset_ns) + "},\n";
+       ", \"clock_offset_ns\": " + (f.clock ? std::to_string(f.clock->offset_ns) : "null") +
+       ", \"clock_uncertainty_ns\": " + (f.clock ? std::to_string(f.clock->uncertainty_ns) : "null") + "},\n";
   j += "  \"kernel_only\": " + kernel_only + ",\n";
   j += "  \"copy_gb_per_s\": {\"host_to_gpu\": " + json_figure(f.host_to_gpu) + ", \"gpu_to_host\": " + json_figure(f.gpu_to_host) +
        ", \"gpu_to_gpu\": " + json_figure(f.gpu_to_gpu) + ", \"memcpy_into_mapping\": " + json_figure(f.memcpy_into_mapping) +

@@ -784,4 +784,44 @@ void NvDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {
   b->last_submission.store(b->channel->submissions, std::memory_order_release);
 }
 
+// ---- clock calibration -----------------------------------------------------------------------------------------
+
+ClockSample NvDevice::clock_sample(ChannelState& ch) {
+  const uint64_t target = clock_signal_->value() + 1;
+  ClockSample s;
+  s.host_before_ns = monotonic_ns();
+  {
+    std::lock_guard lock(submit_mutex_);
+    kick(ch, kSemaphoreWords, [&](PushBuffer& pb) {
+      write_semaphore_release(pb, session_->classes().gpfifo, clock_signal_->device_address(), target, /*with_timestamp=*/true);
+    });
+  }
+  clock_signal_->wait(target);
+  s.host_after_ns = monotonic_ns();
+  s.device_ns = clock_signal_->timestamp();  // the release's stamp at +8; nothing writes +24 of this signal
+  return s;
+}
+
+ClockCalibration NvDevice::calibrate_clock(int tries_per_channel) {
+  if (tries_per_channel < 1)
+    throw std::invalid_argument("NV: clock calibration with " + std::to_string(tries_per_channel) + " tries per channel; expected at least 1");
+  std::lock_guard lock(clock_mutex_);
+  if (clock_signal_ == nullptr) clock_signal_ = &new_signal("clock calibration");
+  std::vector<ClockSample> samples;
+  for (int i = 0; i < tries_per_channel; i++)
+    for (ChannelState* ch : {compute_.get(), copy_.get()}) samples.push_back(clock_sample(*ch));
+  clock_ = calibrate_from(samples, kPtimerTickNs);
+  return *clock_;
+}
+
+ClockCalibration NvDevice::clock_calibration() {
+  {
+    std::lock_guard lock(clock_mutex_);
+    if (clock_) return *clock_;
+  }
+  return calibrate_clock();
+}
+
+int64_t NvDevice::host_time_ns(uint64_t device_ns) { return clock_calibration().host_ns(device_ns); }
+
 }  // namespace doorbell::nv

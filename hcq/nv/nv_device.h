@@ -35,6 +35,7 @@
 
 #include "hcq/device.h"
 #include "hcq/hw_queue.h"
+#include "hcq/nv/clock_calibration.h"
 #include "hcq/nv/nv_program.h"
 #include "hcq/nv/pushbuffer.h"
 #include "hcq/nv/nv_session.h"
@@ -140,6 +141,17 @@ class NvDevice final : public Device {
   // the device's signals polls it.
   std::string fault_report() const;
 
+  // The offset of the GPU's timer (the PTIMER nanoseconds its semaphore releases stamp) from the host's monotonic_ns,
+  // and its bound (hcq/nv/clock_calibration.h): measured on first use from kClockTries brackets on each channel (both
+  // stamp the one PTIMER; the overlap of all brackets decides) and kept. calibrate_clock() measures it again: the two
+  // clocks run on different crystals and drift apart by some ppm. Each try waits for its release like any signal: it
+  // throws as a wait does when a channel faulted, or times out behind a queue held by a wait nobody satisfies.
+  ClockCalibration clock_calibration();
+  ClockCalibration calibrate_clock(int tries_per_channel = kClockTries);
+  static constexpr int kClockTries = 5;
+  // A stamp of this device's queues on the host's clock, by clock_calibration() (trace.h draws kernels with it).
+  int64_t host_time_ns(uint64_t device_ns) override;
+
   // How later submissions launch (hcq/nv/nv_variants.h); for experiments on a fresh device, not for use mid-stream.
   void set_launch_variant(const NvLaunchVariant& variant) { variant_ = variant; }
   const NvLaunchVariant& launch_variant() const { return variant_; }
@@ -225,6 +237,11 @@ class NvDevice final : public Device {
   uint8_t* staging_slot(size_t slot);  // waits until its last copy completed; transfer_mutex_ held
   // Throws std::invalid_argument unless [offset, offset + bytes) lies in live storage of this device.
   void check_transfer(const Storage& storage, uint64_t offset, uint64_t bytes, const char* what) const;
+  // Clock calibration: one bracket on `ch` (submits a timestamped release of clock_signal_ and waits for it).
+  ClockSample clock_sample(ChannelState& ch);
+  std::mutex clock_mutex_;  // before submit_mutex_
+  std::optional<ClockCalibration> clock_;
+  Signal* clock_signal_ = nullptr;
   mutable std::mutex fault_mutex_;
   mutable std::string first_fault_;  // the report, once a fault was seen (a faulted channel stays faulted)
 };

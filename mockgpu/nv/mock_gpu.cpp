@@ -21,6 +21,7 @@ MockNvGpu::MockNvGpu(MockNvDriver& driver, Options options)
   if (options_.gpu < 0 || options_.gpu >= driver_.gpu_count())
     throw std::invalid_argument("MockNvGpu: GPU " + std::to_string(options_.gpu) + " of a driver with " +
                                 std::to_string(driver_.gpu_count()) + "; expected an index below that");
+  ptimer_ = PTimer(driver_.gpu_config(options_.gpu).ptimer_offset_ns);
   driver_.set_preempt_hook([this](const std::vector<MockChannel>& channels, bool stopping) { preempt(channels, stopping); },
                            options_.gpu);
   thread_ = std::thread([this] { run(); });
@@ -108,7 +109,7 @@ void MockNvGpu::fault(ChannelState& channel, const std::string& message,
   // that saw the notifier finds the address.
   if (mmu_fault != nullptr) driver_.record_mmu_fault(channel.info.client, channel.info.handle, *mmu_fault);
   if (channel.info.error_notifier != nullptr) {
-    const uint64_t now = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+    const uint64_t now = ptimer_.now_ns();  // RM stamps the notifier with the GPU's time
     const uint32_t error = mmu_fault != nullptr ? kRcMmuFault : kRcGrException;
     std::memcpy(channel.info.error_notifier, &now, 8);
     std::memcpy(channel.info.error_notifier + 8, &error, 4);

@@ -10,7 +10,7 @@
 //
 // Compute: the program image at the QMD's program address is, in the mock, NUL-terminated PTX text (real hardware
 // gets SASS). It runs on the PTX SM interpreter (ptx_sm.h) with the parameters read from constant buffer 0 at
-// kCbuf0ParamOffset. Timestamps are CLOCK_MONOTONIC nanoseconds, the clock of hcq's monotonic_ns.
+// kCbuf0ParamOffset. Timestamps are the GPU's own timer (ptimer.h): nanoseconds, but not on the host's clock.
 //
 // Faults: any error on a channel (unknown method, unmapped or misaligned address, bad QMD, PTX fault...) stops that
 // channel for good; the other channels keep running. The host learns of it as from hardware: RM's NvNotification in
@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "mockgpu/nv/mock_nv_driver.h"
+#include "mockgpu/nv/ptimer.h"
 
 namespace doorbell::mockgpu::nv {
 
@@ -81,6 +82,8 @@ class MockNvGpu {
   void set_fault_callback(std::function<void(const std::string&)> callback);
   bool channel_faulted(uint32_t work_submit_token) const;
   MockNvGpuStats stats() const;
+  // The GPU's timer, which every timestamp it writes reads (MockGpuConfig::ptimer_offset_ns).
+  const PTimer& ptimer() const { return ptimer_; }
 
   struct ChannelState;  // per-channel engine state, in mock_gpu.cpp
   struct ProgramCache;
@@ -104,6 +107,7 @@ class MockNvGpu {
 
   MockNvDriver& driver_;
   Options options_;
+  PTimer ptimer_;
   std::map<uint32_t, std::unique_ptr<ChannelState>> channels_;  // by work-submit token; GPU thread only
   std::unique_ptr<ProgramCache> programs_;                      // GPU thread only
 

@@ -2,8 +2,6 @@
 // (clc86f.h / clc56f.h: semaphores, SET_OBJECT, membars), plus the memory helpers every engine uses.
 #include "mockgpu/nv/mock_gpu_channel.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -16,12 +14,6 @@ using namespace hw;
 namespace {
 constexpr uint32_t kEntriesPerTurn = 64;  // GP entries one channel runs before the next gets a turn
 }  // namespace
-
-uint64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 [[noreturn]] void fail(const std::string& message) { throw std::runtime_error(message); }
 
@@ -57,11 +49,11 @@ void store64(uint8_t* p, uint64_t v) {
 // A semaphore release: the 32- or 64-bit payload at +0 and, for the four-word structure, the timestamp at +8. The
 // timestamp is written first so that a waiter that sees the payload also sees its time.
 void release_semaphore(GpuMemory& memory, const std::string& what, uint64_t va, uint64_t payload, bool payload64,
-                       bool timestamp) {
+                       std::optional<uint64_t> timestamp) {
   const uint64_t bytes = timestamp ? 16 : payload64 ? 8 : 4;
   require_aligned(what, va, bytes);
   uint8_t* p = translate(memory, va, bytes, what);
-  if (timestamp) store64(p + 8, now_ns());
+  if (timestamp) store64(p + 8, *timestamp);
   if (payload64) {
     store64(p, payload);
   } else {
@@ -271,7 +263,7 @@ bool ChannelExecutor::sem_execute(uint32_t data) {
     case NVC56F_SEM_EXECUTE_OPERATION_RELEASE:
       if (get(data, NVC86F_SEM_EXECUTE_RELEASE_WFI) != 0) wait_for_idle();  // RELEASE_WFI: after the engines idle
       release_semaphore(memory_, "semaphore release", va, payload, payload64,
-                        get(data, NVC56F_SEM_EXECUTE_RELEASE_TIMESTAMP) != 0);
+                        get(data, NVC56F_SEM_EXECUTE_RELEASE_TIMESTAMP) != 0 ? std::optional(gpu_.ptimer_.now_ns()) : std::nullopt);
       gpu_.stats_.semaphore_releases.fetch_add(1, std::memory_order_relaxed);
       return false;
     case NVC56F_SEM_EXECUTE_OPERATION_ACQUIRE:

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -23,9 +24,6 @@ namespace cp {
 inline constexpr uint32_t kSubchannels = 8;
 inline constexpr uint32_t kMethodSlots = 0x4000 / 4;  // NVC56F_DMA_METHOD_ADDRESS 11:0 dwords
 
-// CLOCK_MONOTONIC nanoseconds, the clock of hcq's monotonic_ns (hcq/wait_primitives.h), so device and host times
-// compare.
-uint64_t now_ns();
 [[noreturn]] void fail(const std::string& message);
 
 // A fault the GPU's MMU reports for an SM (a kernel's access to an unmapped address): besides stopping the channel,
@@ -42,9 +40,10 @@ uint32_t load32(const uint8_t* p);
 uint64_t load64(const uint8_t* p);
 void store32(uint8_t* p, uint32_t v);
 void store64(uint8_t* p, uint64_t v);
-// A semaphore release: the 32- or 64-bit payload at +0 and, for the four-word structure, the timestamp at +8.
+// A semaphore release: the 32- or 64-bit payload at +0 and, for the four-word structure, `timestamp` (the GPU's
+// PTIMER, ptimer.h) at +8.
 void release_semaphore(GpuMemory& memory, const std::string& what, uint64_t va, uint64_t payload, bool payload64,
-                       bool timestamp);
+                       std::optional<uint64_t> timestamp);
 
 }  // namespace cp
 

@@ -269,7 +269,7 @@ void ChannelExecutor::qmd_release(const QmdRelease& r, const std::string& where)
     case RELEASE_STRUCTURE_SIZE_SEMAPHORE_TWO_WORDS: payload64 = true; break;
     default: fail(where + ": STRUCTURE_SIZE " + std::to_string(r.structure_size) + " is not a structure size");
   }
-  release_semaphore(memory_, where, r.address, r.payload, payload64, timestamp);
+  release_semaphore(memory_, where, r.address, r.payload, payload64, timestamp ? std::optional(gpu_.ptimer_.now_ns()) : std::nullopt);
   gpu_.stats_.semaphore_releases.fetch_add(1, std::memory_order_relaxed);
 }
 

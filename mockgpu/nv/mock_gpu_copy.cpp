@@ -62,7 +62,7 @@ void ChannelExecutor::copy_method(uint32_t subchannel, uint32_t cls, uint32_t me
   const uint64_t payload = (payload64 ? uint64_t{ch_.reg(subchannel, NVC8B5_SET_SEMAPHORE_PAYLOAD_UPPER)} << 32 : 0) |
                            ch_.reg(subchannel, NVC8B5_SET_SEMAPHORE_PAYLOAD);
   release_semaphore(memory_, "copy engine semaphore", va, payload, payload64,
-                    semaphore == SEMAPHORE_TYPE_RELEASE_FOUR_WORD_SEMAPHORE);
+                    semaphore == SEMAPHORE_TYPE_RELEASE_FOUR_WORD_SEMAPHORE ? std::optional(gpu_.ptimer_.now_ns()) : std::nullopt);
   gpu_.stats_.semaphore_releases.fetch_add(1, std::memory_order_relaxed);
 }
 

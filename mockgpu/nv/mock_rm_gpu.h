@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct MockGpuConfig {
   // The classes the GPU offers (NV0080_CTRL_CMD_GPU_GET_CLASSLIST); empty: gh100_class_list(). A test sets an
   // Ampere/Ada list to check the backend's fallbacks.
   std::vector<std::uint32_t> class_list;
+  // What the GPU's timer (PTIMER, the time a semaphore release stamps) reads ahead of the host's CLOCK_MONOTONIC;
+  // unset: the wall-clock epoch RM gives it (mockgpu/nv/ptimer.h). A test sets it to check a calibration.
+  std::optional<std::int64_t> ptimer_offset_ns;
 };
 
 // A machine of `count` GPUs like `first`: GPU i sits on PCI bus first.pci_bus + i, with gpu_id (bus << 8, as RM

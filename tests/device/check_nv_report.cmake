@@ -1,5 +1,5 @@
 # Checks the JSON report of `doorbell check --device NV --experiments --json FILE` (tools/device_check.h): every
-# figure present and positive, the device named, all five experiments with an outcome for each alternative, and on
+# figure present and positive (the clock offset: present), the device named, all five experiments with an outcome for each alternative, and on
 # the emulated GPU each outcome the one the emulator defines. Only CMake is needed (string(JSON), CMake >= 3.19), so
 # it runs on a lent GPU machine too.
 #   cmake -DREPORT=<json> [-DDOORBELL=<doorbell binary>] -P check_nv_report.cmake
@@ -97,9 +97,11 @@ if(emulated AND NOT failed STREQUAL "0")
   problem("checks.failed: ${failed} on the emulated GPU, expected 0: ${failures}")
 endif()
 
-foreach(figure submit_to_kernel_start submit_to_done per_kernel_batch_of_1000 samples)
+foreach(figure submit_to_kernel_start submit_to_done per_kernel_batch_of_1000 samples clock_uncertainty_ns)
   require_positive(dispatch_us ${figure})
 endforeach()
+# The GPU's timer against the host's clock (NvDevice::calibrate_clock): any sign, ns since 1970 on a Hopper.
+require_number(dispatch_us clock_offset_ns)
 
 string(JSON kernel_count ERROR_VARIABLE error LENGTH "${json}" kernel_only)
 if(error OR kernel_count EQUAL 0)

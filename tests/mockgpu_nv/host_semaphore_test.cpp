@@ -21,16 +21,21 @@ TEST_F(MockNvGpuTest, SemaphoreReleaseWithoutTimestampWritesThe64BitPayloadOnly)
   EXPECT_TRUE(gpu_->faults().empty());
 }
 
-TEST_F(MockNvGpuTest, SemaphoreReleaseWithTimestampWritesHostMonotonicTimeAtPlus8) {
+// The stamp is the GPU's PTIMER (mockgpu/nv/ptimer.h): by default the wall-clock epoch RM gives it, far from the host's
+// CLOCK_MONOTONIC; less its offset, it was taken between the submission and the host seeing the payload.
+TEST_F(MockNvGpuTest, SemaphoreReleaseWithTimestampWritesTheGpusTimerAtPlus8) {
   const Block sem = take(16);
+  const int64_t offset = gpu_->ptimer().offset_ns();
+  EXPECT_GT(offset, int64_t{1'000'000'000}) << "the GPU's timer is not the host's monotonic clock";
   const int64_t before = monotonic_ns();
   submit(compute_, join({nv::encode_semaphore_release(HOPPER_CHANNEL_GPFIFO_A, sem.va, 7, true),
                          nv::encode_non_stall_interrupt()}));
   ASSERT_TRUE(wait_value(sem.cpu, 7));
   const int64_t after = monotonic_ns();
-  const auto stamp = static_cast<int64_t>(load64(sem.cpu + 8));
-  EXPECT_GE(stamp, before);
+  const auto stamp = static_cast<int64_t>(load64(sem.cpu + 8) - static_cast<uint64_t>(offset));
+  EXPECT_GT(stamp + int64_t{mockgpu::nv::kPtimerTickNs}, before);  // the timer counts in 32 ns steps
   EXPECT_LE(stamp, after);
+  EXPECT_EQ(load64(sem.cpu + 8) % mockgpu::nv::kPtimerTickNs, 0u) << "TIME_0 bits 4:0 are not nanoseconds";
   ASSERT_TRUE(wait_drained(compute_));
   EXPECT_EQ(gpu_->stats().non_stall_interrupts, 1u);
 }
