@@ -266,7 +266,7 @@ std::vector<CdfPoint> empirical_cdf(std::vector<double> samples, size_t max_poin
 
 bool log_axis(AxisScale scale, double lo, double hi) {
   if (scale != AxisScale::kAuto) return scale == AxisScale::kLog;
-  return lo > 0 && hi > 100 * lo;
+  return lo > 0 && hi > 10 * lo;
 }
 
 double nearest_rank(std::vector<double> samples, int per_mille) {
@@ -344,7 +344,8 @@ std::string cdf_svg(const CdfPlot& plot) {
   for (size_t i = 0; i < plot.series.size(); i++) {
     const std::vector<CdfPoint>& c = curves[i];
     const std::string colour = kColours[i % std::size(kColours)];
-    const std::string stroke = "stroke=\"" + colour + "\" stroke-width=\"2\"";
+    std::string stroke = "stroke=\"" + colour + "\" stroke-width=\"2\"";
+    if (i >= std::size(kColours)) stroke += " stroke-dasharray=\"6 3\"";  // colours come round again: dashed
     std::string label = plot.series[i].label;
     if (!c.empty()) {
       // Steps: from (first x, 0), across at the previous fraction to each x, then up to its fraction.

@@ -1,5 +1,5 @@
 // A small SVG writer for the plots `doorbell bench --plot DIR` draws: axes with 1-2-5 ticks (linear) or decade ticks
-// (log, chosen when the values span more than two decades), step lines of empirical CDFs with their p50, p90 and p99
+// (log, chosen when the values span more than a decade), step lines of empirical CDFs with their p50, p90 and p99
 // marked, a legend and dashed reference lines, and a box plot of two sample sets per row (kernel-only times against
 // their floor's). No plotting library: SVG is text, and the output is a pure function of the
 // input (fixed number formatting, no time or locale), so a committed plot changes only when its data does.
@@ -34,8 +34,9 @@ Ticks linear_ticks(double lo, double hi, TickFormat format = TickFormat::kNumber
 // than two decades. Throws std::invalid_argument when lo <= 0, lo > hi or either is not finite.
 Ticks log_ticks(double lo, double hi, TickFormat format = TickFormat::kNumber);
 
-// How a plot scales its x axis. kAuto: log when every value is > 0 and the largest is more than 100 times the
-// smallest (a linear axis would crush the lower two decades into the first percent of the width), else linear.
+// How a plot scales its x axis. kAuto: log when every value is > 0 and the largest is more than 10 times the
+// smallest, else linear. Not two decades: latency samples with a tail (70 ns .. 3 us in `doorbell bench`, 45x) on a
+// linear axis put every step but the tail's into the first 3% of the width.
 enum class AxisScale { kLinear, kLog, kAuto };
 // Whether `scale` draws [lo, hi] (the values' range) on a log axis.
 bool log_axis(AxisScale scale, double lo, double hi);

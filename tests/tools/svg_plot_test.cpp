@@ -144,10 +144,10 @@ TEST(CdfSvg, LinearAxisAndErrorsNameThePlot) {
   }
 }
 
-// Over two decades (hi > 100 lo, all > 0) the axis is logarithmic; two decades or less, or a value <= 0, linear.
-TEST(LogAxis, AutoIsLogBeyondTwoDecades) {
-  EXPECT_FALSE(log_axis(AxisScale::kAuto, 10, 1000));
-  EXPECT_TRUE(log_axis(AxisScale::kAuto, 10, 1000.5));
+// Over a decade (hi > 10 lo, all > 0) the axis is logarithmic; a decade or less, or a value <= 0, linear.
+TEST(LogAxis, AutoIsLogBeyondADecade) {
+  EXPECT_FALSE(log_axis(AxisScale::kAuto, 10, 100));
+  EXPECT_TRUE(log_axis(AxisScale::kAuto, 10, 100.5));
   EXPECT_FALSE(log_axis(AxisScale::kAuto, 0, 1e9));
   EXPECT_FALSE(log_axis(AxisScale::kAuto, -1, 1e9));
   EXPECT_FALSE(log_axis(AxisScale::kAuto, 5, 5));
@@ -156,9 +156,9 @@ TEST(LogAxis, AutoIsLogBeyondTwoDecades) {
 }
 
 // The ticks' pixels: 10 ns .. 10 us spans 3 decades, so the axis is log with a tick per decade, 255 px apart on the
-// 765 px from x = 70 to x = 835 (label 17 px under the axis at y = 400); 100 ns .. 10 us is exactly 2 decades, so a
+// 765 px from x = 70 to x = 835 (label 17 px under the axis at y = 400); 1 us .. 10 us is exactly a decade, so a
 // linear axis 0 .. 10 us with ticks every 2 us, 153 px apart.
-TEST(CdfSvg, TheAxisTurnsLogBeyondTwoDecadesWithATickAtEachDecade) {
+TEST(CdfSvg, TheAxisTurnsLogBeyondADecadeWithATickAtEachDecade) {
   CdfPlot plot;
   plot.title = "t";
   plot.x_label = "latency";
@@ -174,7 +174,7 @@ TEST(CdfSvg, TheAxisTurnsLogBeyondTwoDecadesWithATickAtEachDecade) {
   }
   EXPECT_EQ(svg.find(">200 ns</text>"), std::string::npos);  // 3 decades: no 2x, 5x ticks
   EXPECT_NE(svg.find(">latency (log scale)</text>"), std::string::npos);
-  plot.series = {{"s", {100, 1e4}}};
+  plot.series = {{"s", {1e3, 1e4}}};
   svg = cdf_svg(plot);
   const char* linear[][2] = {{"70", "0 ns"}, {"223", "2 us"}, {"376", "4 us"}, {"529", "6 us"}, {"682", "8 us"},
                              {"835", "10 us"}};
@@ -242,6 +242,21 @@ TEST(CdfSvg, OneSampleOrEqualSamplesStillDrawAValidPlot) {
   EXPECT_NE(svg.find(">1 us</text>"), std::string::npos);
 }
 
+// Seven colours: the eighth series has the first one's colour again, so it is dashed (the legend's line too).
+TEST(CdfSvg, SeriesPastTheColoursAreDashed) {
+  CdfPlot plot;
+  plot.title = "many";
+  for (int i = 1; i <= 8; i++) plot.series.push_back({"s" + std::to_string(i), {100.0 * i}});
+  std::string svg = cdf_svg(plot);
+  EXPECT_EQ(xml_problem(svg), "");
+  const std::string first = "stroke=\"#0072B2\" stroke-width=\"2\"";
+  size_t solid = 0, dashed = 0;
+  for (size_t at = svg.find(first); at != std::string::npos; at = svg.find(first, at + 1))
+    (svg.compare(at + first.size(), 19, " stroke-dasharray=\"") == 0 ? dashed : solid)++;
+  EXPECT_EQ(solid, 2u) << svg;   // s1's path and legend line
+  EXPECT_EQ(dashed, 2u) << svg;  // s8's
+}
+
 TEST(BoxStats, QuartilesInterpolateBetweenTheNearestRanks) {
   // 5 samples: positions 0, 1, 2, 3, 4 of the sorted {10, 20, 30, 40, 50}.
   EXPECT_EQ(box_stats({50, 10, 40, 20, 30}), (BoxStats{10, 20, 30, 40, 50, 5}));
@@ -253,12 +268,13 @@ TEST(BoxStats, QuartilesInterpolateBetweenTheNearestRanks) {
 }
 
 // A 10-character label puts the plot's left edge at 16 + 10 * 7.2 = 88 px; the width is 860 with 80 px on the right,
-// so x runs from 88 to 780. Values 10 .. 50 and floor 5 .. 10 span 10x: a linear axis, ticks every 10 from 0 to 50,
+// so x runs from 88 to 780. Values 10 .. 50 and floor 5 .. 10 on a linear axis: ticks every 10 from 0 to 50,
 // x(v) = 88 + v * 692 / 50 = 88 + 13.84 v. One row: centre y = 72 + 34 / 2 = 89, values' lane 7 above (82),
 // floor's 7 below (96).
 TEST(BoxSvg, BoxWhiskersAndMedianAtTheirExactCoordinates) {
   BoxPlot plot;
   plot.title = "box";
+  plot.x_scale = AxisScale::kLinear;
   plot.x_format = TickFormat::kNumber;
   plot.rows = {{"a<b & 'cd'", {50, 10, 40, 20, 30}, {5, 10, 5, 10, 10}}};
   std::string svg = box_svg(plot);
