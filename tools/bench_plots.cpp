@@ -31,7 +31,7 @@ void check_plot_dir(const std::string& dir) {
 plot::CdfPlot latency_cdf_plot(const SuiteResult& result) {
   plot::CdfPlot p;
   p.title = "Dispatch latency of an empty kernel: CPU device (" + result.cpu_model + ")";
-  p.x_label = "latency (log scale)";
+  p.x_label = "latency";
   std::vector<std::pair<std::string, double>> floors;
   for (const LatencyResult& l : result.latency) {
     if (l.samples_ns.empty()) continue;
@@ -51,7 +51,7 @@ plot::CdfPlot latency_section_cdf_plot(const SuiteResult& result) {
                                        "realize x+1 (3 floats)"};
   plot::CdfPlot p;
   p.title = "Latency per device and path (doorbell bench latency section)";
-  p.x_label = "latency (log scale)";
+  p.x_label = "latency";
   std::vector<std::pair<std::string, double>> floors;
   for (const LatencyRow& row : result.latency_section.rows) {
     if (row.samples_ns.empty() || std::find(std::begin(kPaths), std::end(kPaths), row.path) == std::end(kPaths)) continue;
@@ -63,16 +63,17 @@ plot::CdfPlot latency_section_cdf_plot(const SuiteResult& result) {
   return p;
 }
 
-plot::DotPlot kernel_floor_plot(const SuiteResult& result) {
-  plot::DotPlot p;
-  p.title = "Kernel-only time against this machine's floor (median of " + std::to_string(result.repeats) + " runs, " +
+plot::BoxPlot kernel_floor_plot(const SuiteResult& result) {
+  plot::BoxPlot p;
+  p.title = "Kernel-only time against this machine's floor (" + std::to_string(result.repeats) + " runs each, " +
             std::to_string(result.threads) + " threads)";
-  p.x_label = "time of one run (log scale)";
+  p.x_label = "time of one run";
   p.value_name = "doorbell, kernel-only";
   p.floor_name = "floor";
   for (const CaseResult& c : result.cases)
-    p.rows.push_back({c.info.name + " " + c.info.sizes + " (" + c.info.floor_name + ")", c.doorbell_ns,
-                      c.floor_available ? c.floor_ns : 0});
+    if (!c.doorbell_samples.empty())
+      p.rows.push_back({c.info.name + " " + c.info.sizes + " (" + c.info.floor_name + ")", c.doorbell_samples,
+                        c.floor_available ? c.floor_samples : std::vector<double>{}});
   return p;
 }
 
@@ -80,7 +81,7 @@ std::vector<std::string> write_suite_plots(const SuiteResult& result, const std:
   // Each plot whose data the run measured (`bench --latency` measures the latency section alone).
   std::vector<std::pair<std::string, std::string>> files;
   if (const plot::CdfPlot p = latency_cdf_plot(result); !p.series.empty()) files.push_back({kLatencyCdfFile, plot::cdf_svg(p)});
-  if (const plot::DotPlot p = kernel_floor_plot(result); !p.rows.empty()) files.push_back({kKernelFloorFile, plot::dot_svg(p)});
+  if (const plot::BoxPlot p = kernel_floor_plot(result); !p.rows.empty()) files.push_back({kKernelFloorFile, plot::box_svg(p)});
   if (const plot::CdfPlot p = latency_section_cdf_plot(result); !p.series.empty())
     files.push_back({kLatencySectionCdfFile, plot::cdf_svg(p)});
   std::vector<std::string> written;

@@ -1,5 +1,6 @@
 // The plots of `doorbell bench --plot DIR` (tools/svg_plot.h draws them): the dispatch latency samples as CDFs per
-// device and path with their ping-pong floors, and each workload's kernel-only time against its floor.
+// device and path with their ping-pong floors and p50/p90/p99 marked, and the spread of each workload's kernel-only
+// times against its floor's.
 #pragma once
 #include <string>
 #include <vector>
@@ -23,8 +24,9 @@ plot::CdfPlot latency_cdf_plot(const SuiteResult& result);
 // The latency section's rows of the paths in kLatencySectionCdfPaths, one CDF per device and path, with the
 // distinct floors of those rows as dashed lines.
 plot::CdfPlot latency_section_cdf_plot(const SuiteResult& result);
-// One row per workload: median kernel-only time against the floor's median (none when unavailable).
-plot::DotPlot kernel_floor_plot(const SuiteResult& result);
+// One row per workload measured: its kernel-only times of every repetition against the floor's (none when unavailable), drawn
+// as boxes (median, p25-p75, min-max).
+plot::BoxPlot kernel_floor_plot(const SuiteResult& result);
 
 // Writes DIR/latency_cdf.svg, DIR/kernel_vs_floor.svg and DIR/latency_devices_cdf.svg, each when the run measured
 // its data (`bench --latency`: the last alone); returns their paths. Throws std::runtime_error naming the file when one cannot be

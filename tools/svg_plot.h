@@ -1,6 +1,7 @@
 // A small SVG writer for the plots `doorbell bench --plot DIR` draws: axes with 1-2-5 ticks (linear) or decade ticks
-// (log), step lines of empirical CDFs with a legend and dashed reference lines, and a dot chart of two values per row
-// (kernel-only time against its floor). No plotting library: SVG is text, and the output is a pure function of the
+// (log, chosen when the values span more than a decade), step lines of empirical CDFs with their p50, p90 and p99
+// marked, a legend and dashed reference lines, and a box plot of two sample sets per row (kernel-only times against
+// their floor's). No plotting library: SVG is text, and the output is a pure function of the
 // input (fixed number formatting, no time or locale), so a committed plot changes only when its data does.
 #pragma once
 #include <string>
@@ -33,6 +34,13 @@ Ticks linear_ticks(double lo, double hi, TickFormat format = TickFormat::kNumber
 // than two decades. Throws std::invalid_argument when lo <= 0, lo > hi or either is not finite.
 Ticks log_ticks(double lo, double hi, TickFormat format = TickFormat::kNumber);
 
+// How a plot scales its x axis. kAuto: log when every value is > 0 and the largest is more than 10 times the
+// smallest, else linear. Not two decades: latency samples with a tail (70 ns .. 3 us in `doorbell bench`, 45x) on a
+// linear axis put every step but the tail's into the first 3% of the width.
+enum class AxisScale { kLinear, kLog, kAuto };
+// Whether `scale` draws [lo, hi] (the values' range) on a log axis.
+bool log_axis(AxisScale scale, double lo, double hi);
+
 // One step of an empirical CDF: fraction `p` of the samples are <= x.
 struct CdfPoint {
   double x = 0, p = 0;
@@ -42,6 +50,15 @@ struct CdfPoint {
 // value (x, fraction <= x); with more, the `max_points` quantiles p = j / max_points (j = 1..max_points), each at
 // the smallest sample x with a fraction >= p of the samples <= x. Empty for no samples.
 std::vector<CdfPoint> empirical_cdf(std::vector<double> samples, size_t max_points = 400);
+
+// The nearest-rank percentile of `samples` (NaNs dropped), p = per_mille / 1000 in (0, 1]: the smallest sample with
+// at least that fraction of the samples <= it, as the latency rows' p50/p90/p99 (tools/bench_latency.h). Integer
+// ranks, so p = 0.99 of 100 samples is the 99th and not the 100th. 0 for no samples; throws std::invalid_argument
+// when per_mille is outside 1..1000.
+double nearest_rank(std::vector<double> samples, int per_mille);
+
+// The percentiles each CDF marks on its curve and names in its legend, in per mille: p50, p90, p99.
+inline constexpr int kCdfMarksPerMille[] = {500, 900, 990};
 
 struct CdfSeries {
   std::string label;
@@ -54,33 +71,47 @@ struct ReferenceLine {
 };
 struct CdfPlot {
   std::string title;
-  std::string x_label;
-  bool log_x = true;
+  std::string x_label;  // " (log scale)" is appended when the axis is logarithmic
+  AxisScale x_scale = AxisScale::kAuto;
   TickFormat x_format = TickFormat::kNanoseconds;
   std::vector<CdfSeries> series;
   std::vector<ReferenceLine> references;
 };
-// An SVG document: one step line per series (fraction of samples <= x against x), the reference lines, a legend.
-// Throws std::invalid_argument when no series has a sample, or a log axis gets a value <= 0.
+// An SVG document: one step line per series (fraction of samples <= x against x) with a marker at each percentile
+// of kCdfMarksPerMille (p50 a circle, p90 a square, p99 a diamond, at (percentile, p): on the curve's step there),
+// the reference lines, and a legend naming each series' sample count and percentiles. Throws std::invalid_argument
+// when no series has a sample, or a log axis gets a value <= 0.
 std::string cdf_svg(const CdfPlot& plot);
 
-// One row of a dot chart: a measured value against its floor (floor <= 0: none, said in the row's note).
-struct DotRow {
+// The five numbers a box plot draws. Quartiles interpolate linearly between the two nearest ranks (position
+// (n - 1) * p in the sorted samples), so the median is the suite's median_of (the mean of the middle two for an
+// even count) and 5 repetitions give the 2nd and 4th samples as quartiles.
+struct BoxStats {
+  double min = 0, q25 = 0, median = 0, q75 = 0, max = 0;
+  size_t count = 0;
+  bool operator==(const BoxStats&) const = default;
+};
+// NaNs dropped; all zero for no samples.
+BoxStats box_stats(std::vector<double> samples);
+
+// One row of a box plot: the measured samples and the floor's (empty: no floor, said in the row's ratio column).
+struct BoxRow {
   std::string label;
-  double value = 0;
-  double floor = 0;
+  std::vector<double> values;
+  std::vector<double> floor;
 };
-struct DotPlot {
+struct BoxPlot {
   std::string title;
-  std::string x_label;
-  std::string value_name = "measured";  // the legend's names of the two dots
+  std::string x_label;  // " (log scale)" is appended when the axis is logarithmic
+  std::string value_name = "measured";  // the legend's names of the two boxes
   std::string floor_name = "floor";
-  bool log_x = true;
+  AxisScale x_scale = AxisScale::kAuto;
   TickFormat x_format = TickFormat::kNanoseconds;
-  std::vector<DotRow> rows;
+  std::vector<BoxRow> rows;
 };
-// An SVG document: a row per DotRow, its value (filled) and floor (hollow) joined by a line, value / floor at the
-// right. Throws std::invalid_argument when there is no row, or a log axis gets a value <= 0.
-std::string dot_svg(const DotPlot& plot);
+// An SVG document: per row, a box from p25 to p75 with a line at the median and whiskers to the min and max, for the
+// values (filled, upper lane) and the floor (hollow, lower lane), and median / floor median at the right. Throws
+// std::invalid_argument when there is no row, a row has no value, or a log axis gets a value <= 0.
+std::string box_svg(const BoxPlot& plot);
 
 }  // namespace doorbell::plot

@@ -26,10 +26,13 @@ SuiteResult sample_result() {
   };
   CaseResult matmul;
   matmul.info = CaseInfo{"matmul", "512x512x512", "sgemm", true, 2.0 * 512 * 512 * 512};
+  matmul.doorbell_samples = {1.3e6, 1.1e6, 1.2e6};
+  matmul.floor_samples = {1.4e6, 1.3e6, 1.25e6};
   matmul.doorbell_ns = 1.2e6;
   matmul.floor_ns = 1.3e6;
   CaseResult sum;
   sum.info = CaseInfo{"sum", "1e7", "sum", false, 4e7};
+  sum.doorbell_samples = {8e5, 9e5, 7e5};
   sum.doorbell_ns = 8e5;
   sum.floor_ns = 0;
   sum.floor_available = false;
@@ -54,17 +57,35 @@ TEST(BenchPlots, LatencyCdfHasASeriesPerDeviceAndPathAndEachFloorOnce) {
   EXPECT_EQ(p.references[0].x, 55);
   EXPECT_EQ(p.references[1].label, "floor: ping-pong p10 round trip");
   EXPECT_EQ(p.references[1].x, 110);
-  EXPECT_TRUE(p.log_x);
+  // The axis follows the data: 55 ns .. 5 us (91x) is log; 55 .. 500 ns (9.1x) linear.
+  EXPECT_EQ(p.x_scale, plot::AxisScale::kAuto);
+  EXPECT_NE(plot::cdf_svg(p).find(">latency (log scale)</text>"), std::string::npos);
+  p.series = {{"x", {60, 500}}};
+  EXPECT_NE(plot::cdf_svg(p).find(">latency</text>"), std::string::npos);
 }
 
-TEST(BenchPlots, KernelPlotHasARowPerCaseWithItsFloor) {
-  plot::DotPlot p = kernel_floor_plot(sample_result());
-  ASSERT_EQ(p.rows.size(), 2u);
+// Every repetition's kernel-only time and the floor's go to the plot (its boxes need the spread, not the medians).
+TEST(BenchPlots, KernelPlotHasARowPerCaseWithEveryRepetitionAndItsFloors) {
+  SuiteResult r = sample_result();
+  CaseResult unmeasured = r.cases[0];
+  unmeasured.info.name = "unmeasured";
+  unmeasured.doorbell_samples.clear();
+  r.cases.push_back(unmeasured);
+  plot::BoxPlot p = kernel_floor_plot(r);
+  ASSERT_EQ(p.rows.size(), 2u);  // the case without samples is left out
   EXPECT_EQ(p.rows[0].label, "matmul 512x512x512 (sgemm)");
-  EXPECT_EQ(p.rows[0].value, 1.2e6);
-  EXPECT_EQ(p.rows[0].floor, 1.3e6);
+  EXPECT_EQ(p.rows[0].values, (std::vector<double>{1.3e6, 1.1e6, 1.2e6}));
+  EXPECT_EQ(p.rows[0].floor, (std::vector<double>{1.4e6, 1.3e6, 1.25e6}));
   EXPECT_EQ(p.rows[1].label, "sum 1e7 (sum)");
-  EXPECT_EQ(p.rows[1].floor, 0);  // unavailable
+  EXPECT_EQ(p.rows[1].values, (std::vector<double>{8e5, 9e5, 7e5}));
+  EXPECT_TRUE(p.rows[1].floor.empty());  // unavailable
+  EXPECT_EQ(p.title, "Kernel-only time against this machine's floor (5 runs each, 2 threads)");
+  std::string svg = plot::box_svg(p);
+  EXPECT_EQ(test::xml_problem(svg), "");
+  // 700 us .. 1.4 ms: 2x, a linear axis; matmul's median 1.2 ms against the floor's 1.3 ms.
+  EXPECT_NE(svg.find(">time of one run</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">0.9x</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">no floor</text>"), std::string::npos);
 }
 
 // The latency section's rows become one CDF per device and path for the compared paths only, with each device's
