@@ -68,6 +68,11 @@ class CpuDevice final : public Device {
   std::shared_ptr<BoundQueue> bind(const HWQueue& queue) override;
   void submit_bound(std::shared_ptr<const BoundQueue> queue) override;
   uint32_t worker_count() const { return worker_count_; }
+  // The CPU thread `index` (0: the dispatcher) is pinned to, or -1 when the threads are not pinned.
+  int thread_cpu(uint32_t index) const { return index < thread_cpus_.size() ? thread_cpus_[index] : -1; }
+  // A CPU the calling thread may run on that none of the device's threads is pinned to, or -1 (none free, or the
+  // threads are not pinned): where a benchmark puts the host thread to time the device from a core of its own.
+  int free_cpu() const;
   bool host_memory() const override { return true; }
   // The first wait of the oldest unfinished submission that has not passed, named with its signal and values.
   std::string blockage() override;
@@ -102,7 +107,10 @@ class CpuDevice final : public Device {
   bool consume_one();
   // Producer side, under producer_.mu: waits for a free slot, then makes the filled slot visible.
   Slot& claim_slot();
-  void publish_slot();
+  void publish_slot(const BoundQueue* body);
+  // The body of submission `number` (not yet consumed, already published): from the doorbell's line when it is the
+  // last one published, else from its slot.
+  const BoundQueue& body_of(uint32_t number) const;
   // Returns false when shutdown abandoned a blocked wait.
   bool run(const BoundQueue& submission);
   // Returns false when shutdown abandoned it; throws what the command threw.
@@ -127,6 +135,11 @@ class CpuDevice final : public Device {
   struct alignas(64) RingWords {
     alignas(64) std::atomic<uint32_t> doorbell{0};
     std::atomic<uint32_t> dispatcher_sleepers{0};
+    // The body of the submission published last, with its number's low 16 bits (body << 16 | number): on the
+    // doorbell's line, so the line transfer that tells the dispatcher of a submission also tells it where the body
+    // is, and its slot's line stays with the producer (see publish_slot). 16 bits tell submissions apart since
+    // the producer is never more than kRingSlots ahead.
+    std::atomic<uint64_t> last_published{0};
     alignas(64) std::atomic<uint32_t> consumed{0};
     std::atomic<uint32_t> consumer_sleepers{0};
   };
