@@ -99,6 +99,8 @@ CpuDevice::CpuDevice(CpuDeviceOptions options, std::string name) : Device(std::m
   }
 }
 
+int CpuDevice::thread_cpu(uint32_t index) const { return index < thread_cpus_.size() ? thread_cpus_[index] : -1; }
+
 int CpuDevice::free_cpu() const {
   if (thread_cpus_.empty()) return -1;
   for (int cpu : allowed_cpus())
@@ -407,10 +409,28 @@ void CpuDevice::run_exec(const Command& c, const BoundQueue& submission) {
     for (int32_t core = 0; core < job_cores_; ++core) run_core(core);
   } else {
     job_finished_.store(0, std::memory_order_relaxed);
-    // The claim word publishes the job (release): whoever claims a core id through it sees the fields above.
-    job_claim_.store(static_cast<uint64_t>(cores) << 32, std::memory_order_seq_cst);
-    job_generation_.fetch_add(1, std::memory_order_seq_cst);
-    notify_change(job_generation_, worker_sleepers_);
+    // The claim word publishes the job (release): whoever claims a core id through it sees the fields above. Core
+    // id 0 is the dispatcher's, claimed in the same store. Plain stores, no fence: the dispatcher starts its core
+    // id while the job's line travels to the workers. A seq_cst store and a fetch_add here waited for the job's
+    // and the count's lines first (the workers poll them), before the kernel could start (bench_hcq
+    // BM_BoundQueueDispatch/2/1, see the figures at publish_slot).
+    job_claim_.store(static_cast<uint64_t>(cores) << 32 | 1, std::memory_order_release);
+    job_generation_.store(job_generation_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    // A worker that announced sleep is woken now, one that announces it meanwhile after core id 0 (the fence and
+    // its seq_cst announcement then order: it sees the new generation, or the dispatcher sees it asleep). Until
+    // then the dispatcher runs what no worker claims, so a late wake costs no correctness.
+    bool woken = false;
+    if (worker_sleepers_.load(std::memory_order_relaxed) != 0) {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      futex_wake_all(&job_generation_);
+      woken = true;
+    }
+    run_core(0);
+    if (job_finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == cores) notify_change(job_finished_, done_sleepers_);
+    if (!woken) {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      if (worker_sleepers_.load(std::memory_order_relaxed) != 0) futex_wake_all(&job_generation_);
+    }
     // The dispatcher claims core ids like any worker, and keeps claiming until none is left: a worker that is not
     // on a core right now (its core runs the host thread) then costs nothing, where a fixed share per thread made
     // the exec wait for the scheduler to run that worker again (6 us per empty dispatch on 2 cores).
