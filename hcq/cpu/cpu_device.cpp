@@ -164,10 +164,10 @@ CpuDevice::Slot& CpuDevice::claim_slot() {
 // 2-core AMD EPYC VM shared with builds, so a transfer is ~55 ns or ~190 ns depending on where the host puts the two
 // vCPUs): bench_hcq BM_BoundQueueDispatch/1/1 submit -> start 321 ns before bound queues got lines of their own
 // (hw_queue.cpp), 100 ns after; the body's hint on the doorbell's line and the exec published with plain stores
-// (run_exec) brought `doorbell bench --latency` CPU all cores from 821 to 255 ns (1.4x its ping-pong one way; 1
-// worker 361 ns, 2.8x, unchanged within the noise). What is left on the one-worker path: the doorbell's transfer,
-// the role compare-exchange on a line the waiting host thread reads in help(), and for a recorded queue the
-// commands the submit copies into the slot (3.3-3.6x).
+// (run_exec) brought `doorbell bench --latency` submit -> start, load ~2, CPU 1 worker from 370 to 145 ns (2.4x its
+// ping-pong one way) and CPU all cores from 161 to 101 ns (1.8x); at a load of 6-8, all cores 821 -> 255 ns. What is
+// left on the one-worker path: the doorbell's transfer, the waiting host thread racing the dispatcher for the role in
+// help() (1.8x with waiters_help off), and for a recorded queue the commands the submit copies into the slot.
 void CpuDevice::publish_slot(const BoundQueue* body) {
   const uint32_t number = producer_.produced++;
   // Relaxed: the doorbell's release below publishes it. A pointer above 48 bits (5-level paging) goes without a hint.
