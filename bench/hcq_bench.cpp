@@ -4,11 +4,17 @@
 // floor: a one-thread device needs exactly one round trip, host -> dispatcher -> host; more threads add a fan-out
 // and a join inside the device) and the same round trip through a mutex + condition variable (what a sleeping
 // handoff costs). Only meaningful on an otherwise idle machine with a core per thread.
+// Each dispatch benchmark also measures its floor in the same run, right before its dispatches: the median one-way
+// time of the spin ping-pong (half a round trip), between the host thread and a partner on the dispatcher's CPU
+// when the device leaves the host thread a core of its own (CpuDevice::free_cpu; the host thread then runs there),
+// else between two threads wherever the scheduler puts them, as it puts the host thread. start_ratio and
+// done_ratio are the medians over that one way and round trip.
 // BM_*Dispatch/<workers>/<waiters_help>: with waiters_help 1 (the default) the host thread waiting on the done
 // signal runs the device's work itself (hcq/cpu/cpu_device.h); 0 is the device without it, measured in the same run.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -36,6 +42,18 @@ double median(std::vector<int64_t>& v) {
 // hands the ring a reference to the device copy instead of copying the commands.
 void dispatch(benchmark::State& state, bool bound) {
   CpuDevice dev(CpuDeviceOptions{.workers = static_cast<uint32_t>(state.range(0)), .waiters_help = state.range(1) != 0});
+  const int host_cpu = dev.free_cpu();
+  const ThreadPin pin(host_cpu);
+  std::vector<int64_t> one_way;
+  {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the new device's threads stop polling
+    SpinEcho echo(host_cpu >= 0 ? dev.thread_cpu(0) : -1);
+    for (uint64_t i = 1; i <= 2'000; i++) {
+      const int64_t t0 = monotonic_ns();
+      echo.round_trip(i);
+      one_way.push_back((monotonic_ns() - t0) / 2);
+    }
+  }
   Signal& done = dev.new_signal("done");
   std::atomic<int64_t> started{0};
   HWQueue q;
@@ -61,6 +79,10 @@ void dispatch(benchmark::State& state, bool bound) {
   state.counters["median_submit_ns"] = median(to_submitted);
   state.counters["median_to_start_ns"] = median(to_start);
   state.counters["median_to_done_ns"] = median(to_done);
+  const double floor = median(one_way);
+  state.counters["median_one_way_ns"] = floor;
+  state.counters["start_ratio"] = floor > 0 ? median(to_start) / floor : 0;
+  state.counters["done_ratio"] = floor > 0 ? median(to_done) / (2 * floor) : 0;
 }
 void BM_QueueDispatch(benchmark::State& state) { dispatch(state, false); }
 void BM_BoundQueueDispatch(benchmark::State& state) { dispatch(state, true); }

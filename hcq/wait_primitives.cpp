@@ -5,7 +5,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <climits>
+#include <cstring>
 #include <ctime>
 
 namespace doorbell {
@@ -60,8 +63,9 @@ void notify_change(const std::atomic<uint32_t>& word, const std::atomic<uint32_t
   if (sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_all(&word);
 }
 
-SpinEcho::SpinEcho()
-    : partner_([this] {
+SpinEcho::SpinEcho(int partner_cpu)
+    : partner_([this, partner_cpu] {
+        ThreadPin pin(partner_cpu);
         uint64_t seen = 0;
         while (!stop_.load(std::memory_order_relaxed)) {
           const uint64_t p = ping_.load(std::memory_order_acquire);
@@ -77,6 +81,36 @@ SpinEcho::SpinEcho()
 SpinEcho::~SpinEcho() {
   stop_.store(true);
   partner_.join();
+}
+
+static_assert(sizeof(cpu_set_t) <= 128, "ThreadPin keeps a cpu_set_t in 128 bytes");
+
+ThreadPin::ThreadPin(int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t old, set;
+  if (pthread_getaffinity_np(pthread_self(), sizeof old, &old) != 0) return;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) return;
+  std::memcpy(old_, &old, sizeof old);
+  pinned_ = true;
+}
+
+ThreadPin::~ThreadPin() {
+  if (!pinned_) return;
+  cpu_set_t old;
+  std::memcpy(&old, old_, sizeof old);
+  (void)pthread_setaffinity_np(pthread_self(), sizeof old, &old);
+}
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
 }
 
 void SpinEcho::round_trip(uint64_t value) {

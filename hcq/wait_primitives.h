@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 namespace doorbell {
 
@@ -47,7 +48,9 @@ void notify_change(const std::atomic<uint32_t>& word, const std::atomic<uint32_t
 // any handoff (the baseline the CPU device's dispatch latency is measured against in bench_hcq and doorbell bench).
 class SpinEcho {
  public:
-  SpinEcho();
+  // partner_cpu >= 0: the partner runs on that CPU only (a benchmark then pairs the same CPUs as the device's
+  // threads it compares with); -1: wherever the scheduler puts it.
+  explicit SpinEcho(int partner_cpu = -1);
   ~SpinEcho();
   SpinEcho(const SpinEcho&) = delete;
   SpinEcho& operator=(const SpinEcho&) = delete;
@@ -62,5 +65,22 @@ class SpinEcho {
   alignas(64) std::atomic<bool> stop_{false};
   std::thread partner_;
 };
+
+// Keeps the calling thread on one CPU while it lives, then gives back the CPUs it had (cpu < 0: changes nothing).
+// Benchmarks use it to put the host thread where the floor they compare with was measured.
+class ThreadPin {
+ public:
+  explicit ThreadPin(int cpu);
+  ~ThreadPin();
+  ThreadPin(const ThreadPin&) = delete;
+  ThreadPin& operator=(const ThreadPin&) = delete;
+
+ private:
+  bool pinned_ = false;
+  alignas(8) unsigned char old_[128];  // the previous cpu_set_t (1024 CPUs), kept opaque to spare the header <sched.h>
+};
+
+// The CPUs the calling thread may run on, in order.
+std::vector<int> allowed_cpus();
 
 }  // namespace doorbell

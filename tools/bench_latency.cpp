@@ -70,13 +70,13 @@ struct HostFloors {
   std::vector<double> large_memcpy;         // memcpy of the large copy's bytes
 };
 
-HostFloors measure_floors(int iterations, uint64_t large_bytes, int copy_samples) {
+HostFloors measure_floors(int iterations, uint64_t large_bytes, int copy_samples, int partner_cpu) {
   HostFloors f;
   // The previous device's threads poll for a while after their last work (CpuDeviceOptions::spin_ns): let them sleep
   // first, or on a 2-core machine they stand between the two threads of the ping-pong.
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
   {
-    SpinEcho echo;
+    SpinEcho echo(partner_cpu);
     for (int i = 1; i <= iterations; i++) {
       const int64_t t0 = monotonic_ns();
       echo.round_trip(static_cast<uint64_t>(i));
@@ -104,8 +104,17 @@ struct Target {
   NvDevice* nv = nullptr;  // null on the CPU device
   int samples = 0;         // per row (batches: fewer for the big ones)
   std::string realize_on;  // registry name realize runs on; "" for a device outside the registry
+  // A CPU device with a core to spare: the host thread runs on host_cpu, and the ping-pong's partner on the
+  // dispatcher's CPU (partner_cpu), so that the floor is a handoff between the same two CPUs as the dispatch.
+  // -1: where the scheduler puts them (every CPU has a device thread: the all-core device; a GPU).
+  int host_cpu = -1, partner_cpu = -1;
   // CPU: the stamping kernel's word; NV: a timestamp command right before the kernel, on the device's clock.
-  std::atomic<int64_t> started{0};
+  // The word has a cache line of its own: the dispatcher writes it on every dispatch, and sharing a line with the
+  // fields the host reads to submit (dev) made each submit wait for that line, a cost of the benchmark.
+  struct alignas(64) {
+    std::atomic<int64_t> ns{0};
+  } start_word;
+  std::atomic<int64_t>& started = start_word.ns;
   Signal* start_signal = nullptr;
   std::optional<DeviceKernel> tiny;  // NV: a one-thread kernel (no kernel without a body can be compiled)
   nv::NvMemory tiny_out{};
@@ -195,8 +204,9 @@ void measure_device(Target& t, bool full, std::vector<LatencyRow>& rows) {
   const int n = t.samples;
   const uint64_t large_bytes = full ? uint64_t{64} << 20 : uint64_t{8} << 20;
   const int copy_samples = std::max(5, n / 20);
+  const ThreadPin pin(t.host_cpu);
   prepare_copies(t, large_bytes);
-  HostFloors f = measure_floors(full ? 10'000 : 1'000, large_bytes, copy_samples);
+  HostFloors f = measure_floors(full ? 10'000 : 1'000, large_bytes, copy_samples, t.partner_cpu);
   const std::string one_way = "ping-pong one way", round_trip = "ping-pong round trip";
 
   // An empty kernel: submit -> start, submit -> done (a bound queue, as the dispatch rows of bench_suite.h).
@@ -368,6 +378,7 @@ LatencySection run_latency(const LatencyOptions& options) {
     CpuDevice single(CpuDeviceOptions{.workers = 1}, "CPU");
     Target t;
     t.key = "CPU 1 worker", t.detail = worker_text(1), t.dev = &single, t.samples = cpu_samples;
+    t.host_cpu = single.free_cpu(), t.partner_cpu = t.host_cpu >= 0 ? single.thread_cpu(0) : -1;
     run(t, [] {});
   }
   {

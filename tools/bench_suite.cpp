@@ -306,8 +306,8 @@ std::unique_ptr<BenchCase> mlp(Floors& floors, int64_t batch, int64_t in, int64_
       blas ? std::string() : floors.sgemm_unavailable_reason());
 }
 
-void spin_ping_pong(int iterations, std::vector<double>& round_trips) {
-  SpinEcho echo;
+void spin_ping_pong(int iterations, std::vector<double>& round_trips, int partner_cpu = -1) {
+  SpinEcho echo(partner_cpu);
   for (int i = 1; i <= iterations; i++) {
     const int64_t t0 = monotonic_ns();
     echo.round_trip(static_cast<uint64_t>(i));
@@ -319,6 +319,13 @@ void spin_ping_pong(int iterations, std::vector<double>& round_trips) {
 void empty_kernel(void* const* buffers, const int64_t*, int32_t core_id, int32_t) {
   if (core_id == 0) static_cast<std::atomic<int64_t>*>(buffers[0])->store(monotonic_ns(), std::memory_order_relaxed);
 }
+
+// The kernel's start stamp on a cache line of its own: the dispatcher writes it on every dispatch, and sharing a line
+// with the host's locals (the queue, the device pointer) made the host's next submit wait for that line, as many
+// runs as not (the stack's place varies from run to run): a cost of the benchmark, not of the dispatch.
+struct alignas(64) StartStamp {
+  std::atomic<int64_t> ns{0};
+};
 
 std::string iso_date_utc() {
   std::time_t now = std::time(nullptr);
@@ -434,7 +441,8 @@ namespace {
 std::pair<std::vector<double>, std::vector<double>> dispatch_samples(Device& dev, int iterations) {
   std::vector<double> to_start, to_done;
   Signal& done = dev.new_signal("bench-done");
-  std::atomic<int64_t> started{0};
+  StartStamp stamp;
+  std::atomic<int64_t>& started = stamp.ns;
   HWQueue q;
   q.exec(empty_kernel, {&started}).signal(done, 0);
   q.bind(dev);
@@ -452,34 +460,47 @@ std::pair<std::vector<double>, std::vector<double>> dispatch_samples(Device& dev
 }  // namespace
 
 std::vector<LatencyResult> measure_dispatch_latency(int iterations) {
-  std::vector<double> round_trips;
-  // A one-worker device (the dispatcher runs the kernel: one handoff each way) and the device the workloads run on,
-  // one worker per core: on a machine with as many cores as workers the host thread shares a core with one of them,
-  // and a host thread waiting on the device runs the device's work rather than spinning beside it (waiters_help).
-  std::pair<std::vector<double>, std::vector<double>> one;
+  // Each device beside its own floor, measured the way the latency section measures it (bench_latency.cpp): right
+  // before the device's samples, after its threads went to sleep, the median of per-sample one-way times (half a
+  // round trip), from the CPU the host thread times the device on and to the dispatcher's CPU when the device
+  // leaves the host a core of its own (CpuDevice::free_cpu). A one-worker device (the dispatcher runs the kernel:
+  // one handoff each way) and the device the workloads run on, one worker per core: on a machine with as many
+  // cores as workers the host thread shares a core with one of them, and the ping-pong's two threads go where the
+  // scheduler puts them, as the host thread does.
+  struct Measured {
+    std::pair<std::vector<double>, std::vector<double>> samples;
+    std::vector<double> one_way;
+  };
+  auto measure = [iterations](CpuDevice& dev) {
+    Measured m;
+    const int host_cpu = dev.free_cpu();
+    const ThreadPin pin(host_cpu);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the device's threads stop polling
+    std::vector<double> round_trips;
+    spin_ping_pong(iterations, round_trips, host_cpu >= 0 ? dev.thread_cpu(0) : -1);
+    for (double rt : round_trips) m.one_way.push_back(rt / 2);
+    m.samples = dispatch_samples(dev, iterations);
+    return m;
+  };
+  Measured one;
   {
     CpuDevice single(CpuDeviceOptions{.workers = 1});
-    one = dispatch_samples(single, iterations);
+    one = measure(single);
   }
-  Device& all = device("CPU");
-  std::pair<std::vector<double>, std::vector<double>> every = dispatch_samples(all, iterations);
-  spin_ping_pong(iterations, round_trips);
-  // The floor is the 10th percentile, not the median: a round trip needs both threads on a core at once, and on a
-  // loaded 2-core machine more than half of them can wait out a scheduler quantum (milliseconds), which measures
-  // the load, not the handoff.
-  std::sort(round_trips.begin(), round_trips.end());
-  double rt = round_trips.empty() ? 0 : round_trips[round_trips.size() / 10];
-  uint32_t workers = dynamic_cast<CpuDevice&>(all).worker_count();
-  std::string n = std::to_string(workers) + " worker" + (workers == 1 ? "" : "s");
+  auto& all = dynamic_cast<CpuDevice&>(device("CPU"));
+  Measured every = measure(all);
+  const uint32_t workers = all.worker_count();
+  const std::string n = std::to_string(workers) + " worker" + (workers == 1 ? "" : "s");
+  const double one_floor = median_of(one.one_way), every_floor = median_of(every.one_way);
   return {
-      LatencyResult{"dispatch 1 worker: submit -> start", median_of(one.first), "ping-pong p10 one way", rt / 2,
-                    iterations, std::move(one.first)},
-      LatencyResult{"dispatch 1 worker: submit -> done", median_of(one.second), "ping-pong p10 round trip", rt,
-                    iterations, std::move(one.second)},
-      LatencyResult{"dispatch " + n + ": submit -> start", median_of(every.first), "ping-pong p10 one way", rt / 2,
-                    iterations, std::move(every.first)},
-      LatencyResult{"dispatch " + n + ": submit -> done", median_of(every.second), "ping-pong p10 round trip", rt,
-                    iterations, std::move(every.second)},
+      LatencyResult{"dispatch 1 worker: submit -> start", median_of(one.samples.first), "ping-pong one way",
+                    one_floor, iterations, std::move(one.samples.first)},
+      LatencyResult{"dispatch 1 worker: submit -> done", median_of(one.samples.second), "ping-pong round trip",
+                    2 * one_floor, iterations, std::move(one.samples.second)},
+      LatencyResult{"dispatch " + n + ": submit -> start", median_of(every.samples.first), "ping-pong one way",
+                    every_floor, iterations, std::move(every.samples.first)},
+      LatencyResult{"dispatch " + n + ": submit -> done", median_of(every.samples.second), "ping-pong round trip",
+                    2 * every_floor, iterations, std::move(every.samples.second)},
   };
 }
 

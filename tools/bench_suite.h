@@ -95,8 +95,8 @@ struct LatencyResult {
   std::vector<double> samples_ns;  // every dispatch's latency, in the order measured (the plots' CDFs)
 };
 // The CPU device's dispatch of an empty kernel (submit -> kernel start, submit -> host sees done), median of
-// `iterations`, against a spin ping-pong between two threads (one way, round trip; its 10th percentile) measured in
-// the same run.
+// `iterations`, against a spin ping-pong between two threads (one way, round trip; its median) measured in the same
+// run right before the device's samples, between the same CPUs (see measure_dispatch_latency).
 std::vector<LatencyResult> measure_dispatch_latency(int iterations);
 
 struct SuiteOptions {

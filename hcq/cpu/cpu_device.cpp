@@ -24,17 +24,6 @@ thread_local bool t_device_thread = false;
 // A blocked wait command re-checks for shutdown this often.
 constexpr auto kWaitSlice = std::chrono::milliseconds(5);
 
-// The CPUs this process may run on, in order.
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
-  for (int c = 0; c < CPU_SETSIZE; c++)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
-}
-
 // Pins the calling thread to one CPU; advice only (a failure leaves it where the scheduler puts it).
 void pin_to(int cpu) {
   cpu_set_t set;
@@ -110,6 +99,15 @@ CpuDevice::CpuDevice(CpuDeviceOptions options, std::string name) : Device(std::m
   }
 }
 
+int CpuDevice::thread_cpu(uint32_t index) const { return index < thread_cpus_.size() ? thread_cpus_[index] : -1; }
+
+int CpuDevice::free_cpu() const {
+  if (thread_cpus_.empty()) return -1;
+  for (int cpu : allowed_cpus())
+    if (std::find(thread_cpus_.begin(), thread_cpus_.end(), cpu) == thread_cpus_.end()) return cpu;
+  return -1;
+}
+
 uint32_t CpuDevice::await(const std::atomic<uint32_t>& word, uint32_t old, std::atomic<uint32_t>& sleepers) const {
   return await_change(word, old, sleepers, options_.spin_ns, 0, options_.pure_spin_ns);
 }
@@ -162,8 +160,20 @@ CpuDevice::Slot& CpuDevice::claim_slot() {
   return slots_[p.produced % kRingSlots];
 }
 
-void CpuDevice::publish_slot() {
-  ++producer_.produced;
+// What a dispatch costs is line transfers between the submitting core and the dispatcher's. Figures (medians of 5;
+// 2-core AMD EPYC VM shared with builds, so a transfer is ~55 ns or ~190 ns depending on where the host puts the two
+// vCPUs): bench_hcq BM_BoundQueueDispatch/1/1 submit -> start 321 ns before bound queues got lines of their own
+// (hw_queue.cpp), 100 ns after; the body's hint on the doorbell's line and the exec published with plain stores
+// (run_exec) brought `doorbell bench --latency` submit -> start, load ~2, CPU 1 worker from 370 to 145 ns (2.4x its
+// ping-pong one way) and CPU all cores from 161 to 101 ns (1.8x); at a load of 6-8, all cores 821 -> 255 ns. What is
+// left on the one-worker path: the doorbell's transfer, the waiting host thread racing the dispatcher for the role in
+// help() (1.8x with waiters_help off), and for a recorded queue the commands the submit copies into the slot.
+void CpuDevice::publish_slot(const BoundQueue* body) {
+  const uint32_t number = producer_.produced++;
+  // Relaxed: the doorbell's release below publishes it. A pointer above 48 bits (5-level paging) goes without a hint.
+  const auto address = reinterpret_cast<uintptr_t>(body);
+  ring_.last_published.store(address >> 48 == 0 ? uint64_t{address} << 16 | (number & 0xffffu) : 0,
+                             std::memory_order_relaxed);
   ring_.doorbell.fetch_add(2, std::memory_order_seq_cst);  // the count lives in bits 1..31, the stop bit in bit 0
   notify_change(ring_.doorbell, ring_.dispatcher_sleepers);
 }
@@ -186,7 +196,7 @@ void CpuDevice::submit(const HWQueue& queue) {
   s.owned.commands.assign(queue.commands().begin(), queue.commands().end());
   s.owned.buffers.assign(queue.buffers().begin(), queue.buffers().end());
   s.owned.scalars.assign(queue.scalars().begin(), queue.scalars().end());
-  publish_slot();
+  publish_slot(s.body);
 }
 
 std::shared_ptr<BoundQueue> CpuDevice::bind(const HWQueue& queue) {
@@ -200,13 +210,23 @@ void CpuDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {
   // The slot holds the reference until the producer reuses it, so the count is only touched on this side.
   Slot& s = claim_slot();
   s.body = queue.get();
-  s.bound = std::move(queue);
-  publish_slot();
+  // A swap, not an assignment: the reference this slot held from kRingSlots submissions ago is released when
+  // `queue` goes, after the doorbell rang.
+  s.bound.swap(queue);
+  publish_slot(s.body);
+}
+
+const BoundQueue& CpuDevice::body_of(uint32_t number) const {
+  // The hint is at least as new as the doorbell value that published `number` (same line, read after it), and the
+  // producer is at most kRingSlots ahead: a match of the low 16 bits is `number`'s own hint.
+  const uint64_t hint = ring_.last_published.load(std::memory_order_relaxed);
+  if (hint != 0 && (hint & 0xffffu) == (number & 0xffffu)) return *reinterpret_cast<const BoundQueue*>(hint >> 16);
+  return *slots_[number % kRingSlots].body;
 }
 
 bool CpuDevice::consume_one() {
   const uint32_t taken = ring_.consumed.load(std::memory_order_relaxed);  // only the role's holder writes it
-  if (!run(*slots_[taken % kRingSlots].body)) return false;  // shutdown abandoned a wait: what follows may depend on it
+  if (!run(body_of(taken))) return false;  // shutdown abandoned a wait: what follows may depend on it
   ring_.consumed.store(taken + 1, std::memory_order_seq_cst);
   notify_change(ring_.consumed, ring_.consumer_sleepers);
   return true;
@@ -258,16 +278,22 @@ void CpuDevice::help() {
   const auto at = std::find(thread_cpus_.begin(), thread_cpus_.end(), cpu);
   if (at == thread_cpus_.end()) run_claimed_cores();
   else if (at != thread_cpus_.begin()) return;
+  // Right after a submit, the dispatcher is usually running it already, and reading the role's line here makes
+  // its next compare-exchange on that line wait for a transfer (bench_hcq BM_BoundQueueDispatch/1/1, submit ->
+  // start, idle machine: 110 ns helping, 91 ns not). Skipping the first look after each doorbell won those 20 ns
+  // but cost 1.1 us at a load of 8 on 2 cores, where the dispatcher is often off its core and the waiter then ran
+  // the submission one poll round late (`doorbell bench --latency`, 1 worker, p50: 1.11-1.27 us against
+  // 311-961 ns), so the waiter looks at once.
+  const uint32_t bell = ring_.doorbell.load(std::memory_order_acquire);
+  if ((bell >> 1) == (ring_.consumed.load(std::memory_order_acquire) & 0x7fff'ffffu)) return;
   uint32_t role = consumer_.load(std::memory_order_acquire);
   if (role & 1) return;
-  if ((ring_.doorbell.load(std::memory_order_acquire) >> 1) == (ring_.consumed.load(std::memory_order_acquire) & 0x7fff'ffffu))
-    return;
   if (!consumer_.compare_exchange_strong(role, role | 1, std::memory_order_acquire)) return;
   // Runs submissions in ring order until the ring is empty or the next one has a wait that has not passed (it could
   // block this thread, which may be the one that would pass it); the dispatcher takes over from there. A passed wait
   // stays passed (values only grow), so a submission checked here runs without blocking.
   while ((ring_.doorbell.load(std::memory_order_acquire) >> 1) != (ring_.consumed.load(std::memory_order_relaxed) & 0x7fff'ffffu)) {
-    const BoundQueue& next = *slots_[ring_.consumed.load(std::memory_order_relaxed) % kRingSlots].body;
+    const BoundQueue& next = body_of(ring_.consumed.load(std::memory_order_relaxed));
     const bool can_block = std::any_of(next.commands.begin(), next.commands.end(), [](const Command& c) {
       return c.kind == CommandKind::kWait && c.signal->value() < c.value;
     });
@@ -384,10 +410,28 @@ void CpuDevice::run_exec(const Command& c, const BoundQueue& submission) {
     for (int32_t core = 0; core < job_cores_; ++core) run_core(core);
   } else {
     job_finished_.store(0, std::memory_order_relaxed);
-    // The claim word publishes the job (release): whoever claims a core id through it sees the fields above.
-    job_claim_.store(static_cast<uint64_t>(cores) << 32, std::memory_order_seq_cst);
-    job_generation_.fetch_add(1, std::memory_order_seq_cst);
-    notify_change(job_generation_, worker_sleepers_);
+    // The claim word publishes the job (release): whoever claims a core id through it sees the fields above. Core
+    // id 0 is the dispatcher's, claimed in the same store. Plain stores, no fence: the dispatcher starts its core
+    // id while the job's line travels to the workers. A seq_cst store and a fetch_add here waited for the job's
+    // and the count's lines first (the workers poll them), before the kernel could start (bench_hcq
+    // BM_BoundQueueDispatch/2/1, see the figures at publish_slot).
+    job_claim_.store(static_cast<uint64_t>(cores) << 32 | 1, std::memory_order_release);
+    job_generation_.store(job_generation_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    // A worker that announced sleep is woken now, one that announces it meanwhile after core id 0 (the fence and
+    // its seq_cst announcement then order: it sees the new generation, or the dispatcher sees it asleep). Until
+    // then the dispatcher runs what no worker claims, so a late wake costs no correctness.
+    bool woken = false;
+    if (worker_sleepers_.load(std::memory_order_relaxed) != 0) {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      futex_wake_all(&job_generation_);
+      woken = true;
+    }
+    run_core(0);
+    if (job_finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == cores) notify_change(job_finished_, done_sleepers_);
+    if (!woken) {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      if (worker_sleepers_.load(std::memory_order_relaxed) != 0) futex_wake_all(&job_generation_);
+    }
     // The dispatcher claims core ids like any worker, and keeps claiming until none is left: a worker that is not
     // on a core right now (its core runs the host thread) then costs nothing, where a fixed share per thread made
     // the exec wait for the scheduler to run that worker again (6 us per empty dispatch on 2 cores).

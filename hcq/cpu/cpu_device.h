@@ -68,6 +68,11 @@ class CpuDevice final : public Device {
   std::shared_ptr<BoundQueue> bind(const HWQueue& queue) override;
   void submit_bound(std::shared_ptr<const BoundQueue> queue) override;
   uint32_t worker_count() const { return worker_count_; }
+  // The CPU thread `index` (0: the dispatcher) is pinned to, or -1 when the threads are not pinned.
+  int thread_cpu(uint32_t index) const;
+  // A CPU the calling thread may run on that none of the device's threads is pinned to, or -1 (none free, or the
+  // threads are not pinned): where a benchmark puts the host thread to time the device from a core of its own.
+  int free_cpu() const;
   bool host_memory() const override { return true; }
   // The first wait of the oldest unfinished submission that has not passed, named with its signal and values.
   std::string blockage() override;
@@ -102,7 +107,10 @@ class CpuDevice final : public Device {
   bool consume_one();
   // Producer side, under producer_.mu: waits for a free slot, then makes the filled slot visible.
   Slot& claim_slot();
-  void publish_slot();
+  void publish_slot(const BoundQueue* body);
+  // The body of submission `number` (not yet consumed, already published): from the doorbell's line when it is the
+  // last one published, else from its slot.
+  const BoundQueue& body_of(uint32_t number) const;
   // Returns false when shutdown abandoned a blocked wait.
   bool run(const BoundQueue& submission);
   // Returns false when shutdown abandoned it; throws what the command threw.
@@ -127,6 +135,11 @@ class CpuDevice final : public Device {
   struct alignas(64) RingWords {
     alignas(64) std::atomic<uint32_t> doorbell{0};
     std::atomic<uint32_t> dispatcher_sleepers{0};
+    // The body of the submission published last, with its number's low 16 bits (body << 16 | number): on the
+    // doorbell's line, so the line transfer that tells the dispatcher of a submission also tells it where the body
+    // is, and its slot's line stays with the producer (see publish_slot). 16 bits tell submissions apart since
+    // the producer is never more than kRingSlots ahead.
+    std::atomic<uint64_t> last_published{0};
     alignas(64) std::atomic<uint32_t> consumed{0};
     std::atomic<uint32_t> consumer_sleepers{0};
   };
@@ -145,21 +158,24 @@ class CpuDevice final : public Device {
   alignas(64) std::atomic<uint32_t> consumer_{0};
   std::atomic<uint32_t> consumer_role_sleepers_{0};
 
-  // The exec in flight. The dispatcher writes these before bumping job_generation_ and only after the previous
-  // job's job_done_ bump, so workers read them race-free.
-  CpuKernelFn job_kernel_ = nullptr;
+  // The exec in flight, on one line with the words that publish it, so that a worker polling job_generation_
+  // gets the whole job in one line transfer. The dispatcher writes these before bumping job_generation_ and only
+  // after the previous job's job_finished_ count, so workers read them race-free.
+  alignas(64) CpuKernelFn job_kernel_ = nullptr;
   void* const* job_buffers_ = nullptr;
   const int64_t* job_scalars_ = nullptr;
   int32_t job_cores_ = 0;
+  std::atomic<uint32_t> job_generation_{0};
+  // The next core id to run (low 32 bits) and the job's core count (high 32 bits): every thread of the device
+  // claims core ids by bumping it, so each runs exactly once and on whichever thread is on a core.
+  std::atomic<uint64_t> job_claim_{0};
+  // Workers announce sleep here (rarely): a line of its own, so the dispatcher reads it without waiting for the
+  // job's line.
+  alignas(64) std::atomic<uint32_t> worker_sleepers_{0};
   // Atomic: a worker may still be looking at the last job (whose core ids others ran) when the destructor sets it.
   std::atomic<bool> job_quit_{false};
   std::mutex job_error_mutex_;
   std::string job_error_;  // the first exception of the current job's shares ("" when none threw)
-  std::atomic<uint32_t> job_generation_{0};
-  std::atomic<uint32_t> worker_sleepers_{0};
-  // The next core id to run (low 32 bits) and the job's core count (high 32 bits): every thread of the device
-  // claims core ids by bumping it, so each runs exactly once and on whichever thread is on a core.
-  alignas(64) std::atomic<uint64_t> job_claim_{0};
   alignas(64) std::atomic<uint32_t> job_finished_{0};  // core ids of the current job that returned
   std::atomic<uint32_t> done_sleepers_{0};
 

@@ -1,6 +1,7 @@
 // The HCQ contract on the CPU device: parallel exec over workers, ordering through signals and waits, host-set
 // signals, copies, timestamps, replay with patches, the timeline, and clean shutdown.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <array>
 #include <atomic>
@@ -432,6 +433,70 @@ TEST(CpuDevice, BoundQueueSubmittedManyTimesRunsEachSubmission) {
     done.wait(i, 10'000ms);  // a bound queue is patched only when the device no longer runs it
   }
   EXPECT_EQ(calls.load(), 400);  // 200 submissions x 2 cores
+}
+
+TEST(CpuDevice, BoundQueuesStartOnACacheLineOfTheirOwn) {
+  // Not beside their reference counts, which every submit changes on the submitting thread (hw_queue.cpp): eight
+  // copies, since a count placed right before an object can still leave it aligned by chance.
+  CpuDevice dev(CpuDeviceOptions{.workers = 1});
+  std::atomic<int64_t> calls{0};
+  HWQueue q;
+  q.exec(count_call, {&calls});
+  std::vector<std::shared_ptr<BoundQueue>> bound;
+  for (int i = 0; i < 8; ++i) {
+    bound.push_back(dev.bind(q));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(bound.back().get()) % 64, 0u) << "copy " << i;
+  }
+}
+
+TEST(CpuDevice, BoundAndRecordedQueuesInTurnPastTheRingHintsWrapEachRunTheirOwnCommands) {
+  // The dispatcher finds a submission's body through a hint that carries its number's low 16 bits (cpu_device.h):
+  // 2^16 + 100 submissions without waiting (the ring fills and wraps) alternate a bound queue and a recorded one,
+  // each counting into its own word.
+  CpuDevice dev(CpuDeviceOptions{.workers = 1});
+  std::atomic<int64_t> bound_calls{0}, recorded_calls{0};
+  HWQueue bound, recorded;
+  bound.exec(count_call, {&bound_calls}).bind(dev);
+  recorded.exec(count_call, {&recorded_calls});
+  constexpr int kEach = (65536 + 100) / 2;
+  for (int i = 0; i < kEach; ++i) {
+    bound.submit(dev);
+    recorded.submit(dev);
+  }
+  HWQueue fence;
+  fence.signal(dev.timeline_signal(), dev.next_timeline()).submit(dev);
+  dev.synchronize(10'000ms);
+  EXPECT_EQ(bound_calls.load(), kEach);
+  EXPECT_EQ(recorded_calls.load(), kEach);
+}
+
+TEST(CpuDevice, FreeCpuIsOneNoThreadOfTheDeviceIsPinnedTo) {
+  const std::vector<int> cpus = allowed_cpus();
+  CpuDevice one(CpuDeviceOptions{.workers = 1});
+  if (cpus.size() >= 2) {
+    EXPECT_EQ(one.thread_cpu(0), cpus[0]);
+    EXPECT_EQ(one.free_cpu(), cpus[1]);
+  }
+  EXPECT_EQ(one.thread_cpu(1), -1);  // no such thread
+  CpuDevice all(CpuDeviceOptions{.workers = static_cast<uint32_t>(cpus.size())});
+  EXPECT_EQ(all.free_cpu(), -1);
+  CpuDevice unpinned(CpuDeviceOptions{.workers = 1, .pin_threads = false});
+  EXPECT_EQ(unpinned.thread_cpu(0), -1);
+  EXPECT_EQ(unpinned.free_cpu(), -1);
+}
+
+TEST(CpuDevice, ThreadPinKeepsTheThreadOnItsCpuAndGivesBackTheCpusItHad) {
+  const std::vector<int> before = allowed_cpus();
+  {
+    const ThreadPin pin(before.back());
+    EXPECT_EQ(allowed_cpus(), std::vector<int>{before.back()});
+    EXPECT_EQ(sched_getcpu(), before.back());
+    SpinEcho echo(before.front());  // a partner pinned elsewhere answers
+    echo.round_trip(7);
+  }
+  EXPECT_EQ(allowed_cpus(), before);
+  const ThreadPin none(-1);
+  EXPECT_EQ(allowed_cpus(), before);
 }
 
 TEST(CpuDevice, RecordingAfterBindAndSubmittingElsewhereAreErrors) {
