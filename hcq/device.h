@@ -115,6 +115,8 @@ class Device {
   virtual int64_t host_time_ns(uint64_t device_ns) { return static_cast<int64_t>(device_ns); }
   // Shared with whoever must outlive the device (see DeviceLife).
   std::shared_ptr<const DeviceLife> life() const { return life_; }
+  // The same life without a reference: for comparisons on the submit path (a copy of life() is two atomic updates).
+  const DeviceLife* life_id() const noexcept { return life_.get(); }
 
  protected:
   // Where a new signal's memory goes; the default is inside the Signal object.

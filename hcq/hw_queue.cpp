@@ -132,7 +132,7 @@ HWQueue& HWQueue::submit(Device& device) {
     throw std::logic_error("HWQueue::submit: the queue was bound to " + bound_device_->name +
                            ", which has been destroyed (and its bound copy with it); expected a queue bound to a live "
                            "device: record it again and bind it to " + device.name());
-  if (device.life() != bound_device_)
+  if (device.life_id() != bound_device_.get())
     throw std::invalid_argument("HWQueue::submit: the queue is bound to " + bound_device_->name +
                                 " and cannot be submitted to another device (" + device.name() + ")");
   device.submit_bound(bound_);
