@@ -709,25 +709,33 @@ struct NvBoundQueue : BoundQueue {
                                ") has not completed, so its words cannot be rewritten under the GPU: " + e.what());
     }
   }
-  static void store64(uint8_t* at, uint64_t value) {
-    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(at)).store(static_cast<uint32_t>(value), std::memory_order_relaxed);
-    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(at + 4)).store(static_cast<uint32_t>(value >> 32), std::memory_order_relaxed);
+  // Writes the 32-bit halves of `value` that differ from what is there (the GPU's words are 32 bits); returns how many.
+  static size_t store64(uint8_t* at, uint64_t value) {
+    size_t words = 0;
+    for (int half = 0; half < 2; half++) {
+      std::atomic_ref<uint32_t> word(*reinterpret_cast<uint32_t*>(at + 4 * half));
+      const auto v = static_cast<uint32_t>(value >> (32 * half));
+      if (word.load(std::memory_order_relaxed) == v) continue;
+      word.store(v, std::memory_order_relaxed);
+      words++;
+    }
+    return words;
   }
 
-  void patch_value(size_t command, uint64_t value) override {
+  size_t patch_value(size_t command, uint64_t value) override {
     wait_for_previous_run("patch_value");
     BoundQueue::patch_value(command, value);
-    store64(pushbuffer.cpu + 4 * uint64_t{sites.payload_word[command]}, value);  // SEM_PAYLOAD_LO, SEM_PAYLOAD_HI
+    return store64(pushbuffer.cpu + 4 * uint64_t{sites.payload_word[command]}, value);  // SEM_PAYLOAD_LO, SEM_PAYLOAD_HI
   }
-  void patch_buffer(size_t command, size_t slot, void* buffer) override {
+  size_t patch_buffer(size_t command, size_t slot, void* buffer) override {
     wait_for_previous_run("patch_buffer");
     BoundQueue::patch_buffer(command, slot, buffer);
-    store64(sites.params[command] + 8 * slot, reinterpret_cast<uintptr_t>(buffer));  // its parameter in cbuf 0
+    return store64(sites.params[command] + 8 * slot, reinterpret_cast<uintptr_t>(buffer));  // its parameter in cbuf 0
   }
-  void patch_scalar(size_t command, size_t slot, int64_t value) override {
+  size_t patch_scalar(size_t command, size_t slot, int64_t value) override {
     wait_for_previous_run("patch_scalar");
     BoundQueue::patch_scalar(command, slot, value);
-    store64(sites.params[command] + 8 * (uint64_t{commands[command].buffers_count} + slot), static_cast<uint64_t>(value));
+    return store64(sites.params[command] + 8 * (uint64_t{commands[command].buffers_count} + slot), static_cast<uint64_t>(value));
   }
 };
 
