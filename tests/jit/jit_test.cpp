@@ -11,6 +11,8 @@
 
 #include "../scheduler/fusion_corpus_cases.h"
 #include "frontend/jit.h"
+#include "frontend/lazy_uops.h"
+#include "hcq/host_buffers.h"
 #include "ir/graph_rewrite.h"
 
 namespace doorbell {
@@ -142,6 +144,103 @@ TEST(JitDevices, AProgramOverTwoDevicesReplaysWithOneQueueEach) {
   EXPECT_EQ(jit.stats().queues, 2u);
   EXPECT_EQ(jit({floats({0, 5, 10})})[0].tolist<float>(), (std::vector<float>{2, 12, 22}));
   EXPECT_EQ(jit({floats({-1, 1, 3})})[0].tolist<float>(), (std::vector<float>{0, 4, 8}));
+}
+
+// The device beside DEV's that the two-device tests use: REF, a host device, or the CPU when DEV is REF.
+std::string other_device(const Tensor& t) { return t.device() == "REF" ? "CPU" : "REF"; }
+
+// dev -> other -> dev: three queues, each depending on the one before. On the CPU: [CPU: +1, copy to REF] [REF: wait,
+// *2, copy to CPU] [CPU: wait, +3]. Under nv.: [NV: +1] [REF: wait for NV's signal, copy from NV's mapped memory, *2,
+// copy into it] [NV: wait for an NV signal that REF's queue wrote, +3]. No queue needs the host between them.
+Jit three_queues() {
+  return Jit([](std::span<const Tensor> in) {
+    const std::string here = in[0].device(), other = other_device(in[0]);
+    return std::vector<Tensor>{(((in[0] + 1).contiguous().to(other) * 2).contiguous().to(here) + 3).contiguous()};
+  });
+}
+
+TEST(JitDependencies, QueuesThatDependOnEachOtherWaitOnTheDeviceAndTheHostWaitsOnceAtTheEnd) {
+  Jit jit = three_queues();
+  jit({floats({1, 2, 3})});
+  jit({floats({1, 2, 3})});
+  EXPECT_EQ(jit.stats().kernels, 3u);
+  EXPECT_EQ(jit.stats().queues, 3u);
+  EXPECT_EQ(jit.stats().queue_waits, 2u) << "the second and third queue each wait for the one before";
+  for (float x : {0.f, 5.f, -7.f, 100.f}) {
+    Tensor in = floats({x, x + 1, x + 2});
+    EXPECT_EQ(jit({in})[0].tolist<float>(), (std::vector<float>{(x + 1) * 2 + 3, (x + 2) * 2 + 3, (x + 3) * 2 + 3}));
+    EXPECT_EQ(jit.stats().host_waits, 1u) << "the host waits only for the last queue, not between queues";
+  }
+}
+
+TEST(JitDependencies, AReplayRightAfterAnotherWaitsForItsQueuesBeforePatchingThem) {
+  // Back-to-back replays with new inputs: each patches queues the previous replay ran, and every result is its own.
+  Jit jit = three_queues();
+  jit({floats({1, 2, 3})});
+  jit({floats({1, 2, 3})});
+  std::vector<Tensor> keep;
+  for (int i = 0; i < 20; i++) keep.push_back((jit({floats({float(i), 0, 1})})[0] + 0).realize());
+  for (int i = 0; i < 20; i++) EXPECT_EQ(keep[i].tolist<float>(), (std::vector<float>{(i + 1) * 2.f + 3, 5, 7})) << "replay " << i;
+}
+
+// ---- patched words ------------------------------------------------------------------------------------------------
+
+// Whether the tests run on the emulated NV GPU, whose bound queues count 32-bit words.
+bool on_nv(const Tensor& t) { return t.device().rfind("NV", 0) == 0; }
+
+// The words a bound queue rewrites when a 64-bit slot goes from `a` to `b`: one 64-bit slot on a host device; on NV
+// the 32-bit halves that differ (NvBoundQueue::store64).
+size_t words_between(bool nv, uint64_t a, uint64_t b) {
+  if (!nv) return a != b;
+  return size_t{static_cast<uint32_t>(a) != static_cast<uint32_t>(b)} + size_t{(a >> 32) != (b >> 32)};
+}
+
+uint64_t address_of(const Tensor& t) { return buffer_device_address(frontend::plain_buffer(t.uop())); }
+
+TEST(JitWords, AReplayRewritesOnlyTheWordsWhoseValuesChanged) {
+  Jit jit([](std::span<const Tensor> in) { return std::vector<Tensor>{in[0] + 1}; });
+  Tensor a = floats({1, 2, 3}), b = floats({10, 20, 30});
+  const bool nv = on_nv(a);
+  jit({a});
+  jit({a});
+  jit({a});
+  // The completion signal's value goes 1 -> 2: one word (on NV its low half; the high half stays 0).
+  jit({a});
+  EXPECT_EQ(jit.stats().last_words, 1u);
+  // A new input: its address (CPU: one 64-bit slot; NV: the halves of the parameter in constant bank 0 that differ,
+  // one when both buffers lie in the same 4 GiB) and the signal's word.
+  EXPECT_EQ(jit({b})[0].tolist<float>(), (std::vector<float>{11, 21, 31}));
+  EXPECT_EQ(jit.stats().last_words, words_between(nv, address_of(a), address_of(b)) + 1);
+  EXPECT_EQ(jit.stats().last_words, 2u) << "the test's buffers lie in the same 4 GiB, so one address word changed";
+}
+
+TEST(JitWords, AVariableRewritesItsWordOnlyWhenItChanges) {
+  Jit jit([](std::span<const Tensor> in, const VarVals& vars) {
+    UOp n = UOp::variable("n", 0, 1000).bind(vars.at("n"));
+    return std::vector<Tensor>{(in[0] + Tensor(n).cast(dtypes::float32)).contiguous()};
+  });
+  Tensor a = floats({1, 2, 3});
+  jit({a}, {{"n", 1}});
+  jit({a}, {{"n", 2}});
+  jit({a}, {{"n", 2}});
+  EXPECT_EQ(jit.stats().last_words, 1u) << "n unchanged: the signal's word only";
+  EXPECT_EQ(jit({a}, {{"n", 7}})[0].tolist<float>(), (std::vector<float>{8, 9, 10}));
+  // 2 -> 7: the variable's slot (NV: its low half; the high half of a small positive value is 0 before and after),
+  // and the signal's word.
+  EXPECT_EQ(jit.stats().last_words, 2u);
+}
+
+TEST(JitWords, ThreeDependentQueuesRewriteThreeSignalsAndTwoWaits) {
+  Jit jit = three_queues();
+  Tensor a = floats({1, 2, 3});
+  jit({a});
+  jit({a});
+  jit({a});
+  jit({a});
+  // Same input: each queue's completion signal (3) and the wait of the second and third on the queue before (2), each
+  // value one more than the last replay's and below 2^32: one word each on a host device and on NV (the low half).
+  EXPECT_EQ(jit.stats().last_words, 5u);
+  EXPECT_EQ(jit.stats().last_patches, 5u);
 }
 
 // ---- memory plan ----------------------------------------------------------------------------------------------
