@@ -117,8 +117,9 @@ std::array<uint32_t, 3> dims(const std::array<int64_t, 3>& a) {
 
 // One patch point of a bound queue and the value it holds now: a replay rewrites it only when the value changes.
 struct JitPatch {
-  size_t segment = 0, command = 0, slot = 0;
+  size_t segment = 0, command = 0, slot = 0;  // a copy's slot: 0 its destination, 1 its source
   uint64_t current = 0;
+  bool copy = false;
 };
 
 // A run of consecutive captured calls on one device (one channel): one HWQueue, bound once, that ends by signalling
@@ -363,11 +364,12 @@ std::vector<Tensor> Jit::capture(std::span<const Tensor> inputs, const VarVals& 
       c->segments.push_back(std::move(seg));
       continue;
     }
-    if (input_index(dst) >= 0 || input_index(src) >= 0)
-      throw JitError("Jit: a copy on " + runs->name() + " reads or writes an input; a captured copy's addresses cannot be patched, expected "
-                     "copies of intermediates only");
     JitSegment& seg = segment_for(*runs, runs->separate_copy_queue());
-    seg.queue.copy(reinterpret_cast<void*>(address_on(dst, *runs)), reinterpret_cast<const void*>(address_on(src, *runs)), buffer_bytes(src).size());
+    const size_t segment = static_cast<size_t>(&seg - c->segments.data());
+    const uint64_t to_address = address_on(dst, *runs), from_address = address_on(src, *runs);
+    if (int in = input_index(dst); in >= 0) c->input_patches[in].push_back({segment, seg.queue.size(), 0, to_address, true});
+    if (int in = input_index(src); in >= 0) c->input_patches[in].push_back({segment, seg.queue.size(), 1, from_address, true});
+    seg.queue.copy(reinterpret_cast<void*>(to_address), reinterpret_cast<const void*>(from_address), buffer_bytes(src).size());
     // A host device writing a GPU's mapped memory: the fence orders those writes before the signal the GPU waits on
     // (a write-combined mapping is drained only by a full fence).
     if (&to != runs && !to.host_memory()) seg.queue.memory_barrier();
@@ -438,7 +440,13 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
       JitSegment& seg = c.segments[p.segment];
       const uint64_t a = address_on(bufs[i], *seg.device);
       if (a == p.current) continue;
-      words += seg.queue.patch_buffer(p.command, p.slot, reinterpret_cast<void*>(static_cast<uintptr_t>(a)));
+      void* address = reinterpret_cast<void*>(static_cast<uintptr_t>(a));
+      if (!p.copy) {
+        words += seg.queue.patch_buffer(p.command, p.slot, address);
+      } else {
+        const Command& copy = seg.queue.commands()[p.command];
+        words += seg.queue.patch_copy(p.command, p.slot == 0 ? address : copy.dst, p.slot == 1 ? address : copy.src);
+      }
       p.current = a;
       patches++;
     }

@@ -183,4 +183,15 @@ size_t HWQueue::patch_scalar(size_t command, size_t slot, int64_t value) {
   return words;
 }
 
+size_t HWQueue::patch_copy(size_t command, void* dst, const void* src) {
+  Command& c = command_of(command, {CommandKind::kCopy}, "patch_copy");
+  if (c.bytes != 0 && (dst == nullptr || src == nullptr))
+    throw std::invalid_argument("HWQueue::patch_copy: command " + std::to_string(command) + " copies " + std::to_string(c.bytes) +
+                                " bytes; expected two addresses, got a null source or destination");
+  const size_t words = bound_ ? bound_->patch_copy(command, dst, src) : size_t{c.dst != dst} + size_t{c.src != src};
+  c.dst = dst;
+  c.src = src;
+  return words;
+}
+
 }  // namespace doorbell

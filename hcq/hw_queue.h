@@ -67,6 +67,9 @@ struct BoundQueue {
   virtual size_t patch_value(size_t command, uint64_t value) { return store(commands[command].value, value); }
   virtual size_t patch_buffer(size_t command, size_t slot, void* buffer) { return store(buffers[commands[command].buffers_begin + slot], buffer); }
   virtual size_t patch_scalar(size_t command, size_t slot, int64_t value) { return store(scalars[commands[command].scalars_begin + slot], value); }
+  virtual size_t patch_copy(size_t command, void* dst, const void* src) {
+    return store(commands[command].dst, dst) + store(commands[command].src, src);
+  }
 
  protected:
   template <class T>
@@ -127,6 +130,7 @@ class HWQueue {
   size_t patch_value(size_t command, uint64_t value);                // signal or wait
   size_t patch_buffer(size_t command, size_t slot, void* buffer);    // exec
   size_t patch_scalar(size_t command, size_t slot, int64_t value);   // exec
+  size_t patch_copy(size_t command, void* dst, const void* src);    // copy: both addresses (same byte count)
 
   size_t size() const { return commands_.size(); }
   std::span<const Command> commands() const { return commands_; }

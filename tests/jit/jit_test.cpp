@@ -183,6 +183,31 @@ TEST(JitDependencies, AReplayRightAfterAnotherWaitsForItsQueuesBeforePatchingThe
   for (int i = 0; i < 20; i++) EXPECT_EQ(keep[i].tolist<float>(), (std::vector<float>{(i + 1) * 2.f + 3, 5, 7})) << "replay " << i;
 }
 
+// Inputs that are copied: one from DEV's device to the other, one from the other back. Each copy runs on the host
+// device's queue (CPU or REF; under nv. REF's, reading or writing NV's mapped memory), its input's address patched.
+TEST(JitCopies, CopiesOfInputsArePatchedLikeKernelBuffers) {
+  auto f = [](std::span<const Tensor> in) {
+    const std::string here = in[0].device();
+    return std::vector<Tensor>{(in[0].to(other_device(in[0])) * 2).contiguous().to(here) + in[1].to(here)};
+  };
+  Jit jit{Jit::PlainFunction(f)};
+  auto inputs = [](float x) {
+    Tensor a = floats({x, x + 1, x + 2});
+    return std::vector<Tensor>{a, floats({10 * x, 1, 2}).to(other_device(a)).realize()};
+  };
+  for (int call = 0; call < 5; call++) {
+    std::vector<Tensor> in = inputs(static_cast<float>(call));
+    const std::vector<float> want = f(in)[0].tolist<float>();
+    EXPECT_EQ(jit(in)[0].tolist<float>(), want) << "call " << call;
+    if (call >= 2) {
+      EXPECT_EQ(jit.stats().host_waits, 1u);
+    }
+  }
+  // Patch points: input 0's address in its copy and input 1's in its copy, each queue's signal and each later queue's
+  // wait.
+  EXPECT_EQ(jit.stats().patch_points, 2 + jit.stats().queues + jit.stats().queue_waits);
+}
+
 // ---- patched words ------------------------------------------------------------------------------------------------
 
 // Whether the tests run on the emulated NV GPU, whose bound queues count 32-bit words.
