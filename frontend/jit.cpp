@@ -17,6 +17,8 @@
 #include "hcq/devices.h"
 #include "hcq/host_buffers.h"
 #include "hcq/hw_queue.h"
+#include "hcq/trace.h"
+#include "hcq/wait_primitives.h"
 #include "ir/debug.h"
 #include "ir/printer.h"
 #include "scheduler/memory_planner.h"
@@ -136,6 +138,7 @@ struct JitSegment {
   bool waits = false;
   size_t wait_command = 0;
   bool host_waits = false;
+  Signal* wait_passed = nullptr;  // traced capture: stamped when the wait passed
   // A cross-device copy instead of a queue: dst <- src, each an input index or -1 for the buffer itself.
   bool host_copy = false;
   UOp dst, src;
@@ -175,6 +178,16 @@ struct Jit::Captured {
   // Tensors the function read without taking them as inputs, and the value each held at capture.
   std::vector<std::pair<std::weak_ptr<Tensor::State>, UOp>> by_value;
   Stats stats;
+  // A capture made while tracing recorded (trace.h) brackets each kernel and copy with timestamps, as run_linear does;
+  // its replays draw them. Other captures record none: an untraced replay stamps nothing.
+  struct Timed {
+    size_t segment;
+    std::string name;
+    std::vector<trace::Arg> args;
+    bool copy;
+    Signal *start, *end;
+  };
+  std::vector<Timed> timed;
 };
 
 Jit::Jit(Function fn) : fn_(std::move(fn)) {
@@ -292,6 +305,7 @@ std::vector<Tensor> Jit::capture(std::span<const Tensor> inputs, const VarVals& 
   };
   // A new queue waits on the device for the queue before it when it can (shared_signal_owner), so that a replay
   // submits every queue back to back; the `done` signal of the queue before is made here, where its waiter is known.
+  const bool traced = trace::recording();
   auto segment_for = [&](Device& d, bool copies) -> JitSegment& {
     if (!c->segments.empty() && !c->segments.back().host_copy && c->segments.back().device == &d && c->segments.back().copies == copies)
       return c->segments.back();
@@ -309,6 +323,10 @@ std::vector<Tensor> Jit::capture(std::span<const Tensor> inputs, const VarVals& 
         seg.wait_command = seg.queue.size();
         seg.queue.wait(*before->done, 0);
         c->stats.queue_waits++;
+        if (traced) {
+          seg.wait_passed = &d.new_signal("jit wait passed");
+          seg.queue.timestamp(*seg.wait_passed);
+        }
       } else {
         seg.host_waits = true;
       }
@@ -323,6 +341,13 @@ std::vector<Tensor> Jit::capture(std::span<const Tensor> inputs, const VarVals& 
       const LoadedProgram& loaded = d.program(programs[k]);
       JitSegment& seg = segment_for(d, false);
       const size_t segment = static_cast<size_t>(&seg - c->segments.data());
+      if (traced) {
+        c->timed.push_back({segment, info.name,
+                            {trace::arg("launch", info.launch_string()), trace::arg("grid", dims(info.global_size)),
+                             trace::arg("block", dims(info.local_size)), trace::arg("ops", info.ops), trace::arg("bytes", info.bytes)},
+                            false, &d.new_signal("jit timestamp"), &d.new_signal("jit timestamp")});
+        seg.queue.timestamp(*c->timed.back().start);
+      }
       const size_t command = seg.queue.size();
       std::vector<uint64_t> addresses;
       for (int64_t s = 0; s < info.buffers; s++) {
@@ -344,6 +369,7 @@ std::vector<Tensor> Jit::capture(std::span<const Tensor> inputs, const VarVals& 
         c->var_names.insert(var.name);
       }
       seg.queue.exec(loaded, addresses, values, dims(info.global_size), dims(info.local_size));
+      if (traced) seg.queue.timestamp(*c->timed.back().end);
       c->stats.kernels++;
       continue;
     }
@@ -366,10 +392,16 @@ std::vector<Tensor> Jit::capture(std::span<const Tensor> inputs, const VarVals& 
     }
     JitSegment& seg = segment_for(*runs, runs->separate_copy_queue());
     const size_t segment = static_cast<size_t>(&seg - c->segments.data());
+    if (traced) {
+      c->timed.push_back({segment, "copy " + from.name() + " -> " + to.name(), {trace::arg("bytes", static_cast<int64_t>(buffer_bytes(src).size()))},
+                          true, &runs->new_signal("jit timestamp"), &runs->new_signal("jit timestamp")});
+      seg.queue.timestamp(*c->timed.back().start);
+    }
     const uint64_t to_address = address_on(dst, *runs), from_address = address_on(src, *runs);
     if (int in = input_index(dst); in >= 0) c->input_patches[in].push_back({segment, seg.queue.size(), 0, to_address, true});
     if (int in = input_index(src); in >= 0) c->input_patches[in].push_back({segment, seg.queue.size(), 1, from_address, true});
     seg.queue.copy(reinterpret_cast<void*>(to_address), reinterpret_cast<const void*>(from_address), buffer_bytes(src).size());
+    if (traced) seg.queue.timestamp(*c->timed.back().end);
     // A host device writing a GPU's mapped memory: the fence orders those writes before the signal the GPU waits on
     // (a write-combined mapping is drained only by a full fence).
     if (&to != runs && !to.host_memory()) seg.queue.memory_barrier();
@@ -431,6 +463,8 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
   for (const auto& [name, value] : vars)
     if (!c.var_names.count(name)) throw JitError("Jit: variable '" + name + "' is not taken by any captured kernel");
 
+  const bool tracing = trace::recording();
+  const int64_t replay_start = tracing ? monotonic_ns() : 0;
   size_t patches = 0, words = 0;
   c.last_inputs.resize(bufs.size());
   for (size_t i = 0; i < bufs.size(); i++) {
@@ -468,9 +502,16 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
   // and at the end. Every queue ran once the last finished: each started after the one before it had.
   JitSegment* unwaited = nullptr;  // the last queue submitted that the host has not waited for
   size_t host_waits = 0;
+  struct HostWait {
+    size_t segment;
+    int64_t start, end;
+  };
+  std::vector<HostWait> traced_waits;  // only while tracing
   auto host_wait = [&]() {
     if (unwaited == nullptr) return;
+    const int64_t start = tracing ? monotonic_ns() : 0;
     unwaited->done->wait(unwaited->value);
+    if (tracing) traced_waits.push_back({static_cast<size_t>(unwaited - c.segments.data()), start, monotonic_ns()});
     unwaited = nullptr;
     host_waits++;
   };
@@ -498,6 +539,34 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
   host_wait();
   c.stats.host_waits = host_waits;
   c.stats.last_words = words;
+  if (tracing) {  // drawn once the queues are done, each queue's track in the order it ran
+    trace::host_span("jit replay", "run", replay_start, monotonic_ns(),
+                     {trace::arg("kernels", static_cast<int64_t>(c.stats.kernels)), trace::arg("queues", static_cast<int64_t>(c.stats.queues)),
+                      trace::arg("patched words", static_cast<int64_t>(words)), trace::arg("host waits", static_cast<int64_t>(host_waits))});
+    auto queue_name = [](const JitSegment& seg) { return seg.copies ? "copy" : "compute"; };
+    size_t timed = 0, waited = 0;
+    for (size_t i = 0; i < c.segments.size(); i++) {
+      const JitSegment& seg = c.segments[i];
+      if (seg.host_copy) continue;
+      if (seg.waits) {  // the previous queue's signal ended this queue's wait, on the device
+        const JitSegment& before = c.segments[i - 1];
+        const auto signalled = static_cast<int64_t>(before.done->timestamp());
+        const int64_t passed = seg.wait_passed != nullptr ? static_cast<int64_t>(seg.wait_passed->timestamp()) : signalled;
+        trace::signal_to_queue_wait(before.device->name(), queue_name(before), before.done->name(), before.value, signalled,
+                                    seg.device->name(), queue_name(seg), std::min(signalled, passed), passed);
+      }
+      for (; timed < c.timed.size() && c.timed[timed].segment == i; timed++) {
+        const Captured::Timed& t = c.timed[timed];
+        trace::device_span(seg.device->name(), queue_name(seg), t.name, t.copy ? "copy" : "kernel", static_cast<int64_t>(t.start->timestamp()),
+                           static_cast<int64_t>(t.end->timestamp()), t.args);
+      }
+      if (waited < traced_waits.size() && traced_waits[waited].segment == i) {
+        const HostWait& w = traced_waits[waited++];
+        const auto signalled = static_cast<int64_t>(seg.done->timestamp());
+        trace::signal_to_host_wait(seg.device->name(), queue_name(seg), seg.done->name(), seg.value, signalled, signalled, w.start, w.end);
+      }
+    }
+  }
   c.stats.last_patches = patches;
   calls_++;
   return c.outputs;
