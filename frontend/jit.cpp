@@ -145,6 +145,22 @@ struct JitSegment {
   int dst_input = -1, src_input = -1;
 };
 
+// A capture made while tracing recorded (trace.h) brackets each kernel and copy with timestamps, as run_linear does;
+// its replays draw them. Other captures record none: an untraced replay stamps nothing.
+struct JitTimed {
+  size_t segment;
+  std::string name;
+  std::vector<trace::Arg> args;
+  bool copy;
+  Signal *start, *end;
+};
+
+// A host wait of a traced replay: for the queue `segment`, from start to end.
+struct JitHostWait {
+  size_t segment;
+  int64_t start, end;
+};
+
 namespace {
 
 // Whose signal the `done` of a queue on `writer` is, so that a queue on `waiter` can wait for it on the device; null
@@ -156,6 +172,40 @@ Device* shared_signal_owner(Device& writer, Device& waiter) {
   if (&writer == &waiter || waiter.host_memory()) return &writer;
   if (writer.host_memory()) return &waiter;
   return nullptr;
+}
+
+// A traced replay, drawn once its queues are done, each queue's track in the order it ran: the host span, the
+// queue -> queue waits, the kernels and copies a traced capture stamped, and the host's waits. Out of line and cold:
+// the untraced replay only tests the flag.
+[[gnu::cold, gnu::noinline]] void trace_replay(const std::vector<JitSegment>& segments, const std::vector<JitTimed>& timed_calls,
+                                               const Jit::Stats& stats, int64_t replay_start, size_t words, size_t host_waits,
+                                               const std::vector<JitHostWait>& waits) {
+  trace::host_span("jit replay", "run", replay_start, monotonic_ns(),
+                   {trace::arg("kernels", static_cast<int64_t>(stats.kernels)), trace::arg("queues", static_cast<int64_t>(stats.queues)),
+                    trace::arg("patched words", static_cast<int64_t>(words)), trace::arg("host waits", static_cast<int64_t>(host_waits))});
+  auto queue_name = [](const JitSegment& seg) { return seg.copies ? "copy" : "compute"; };
+  size_t timed = 0, waited = 0;
+  for (size_t i = 0; i < segments.size(); i++) {
+    const JitSegment& seg = segments[i];
+    if (seg.host_copy) continue;
+    if (seg.waits) {  // the previous queue's signal ended this queue's wait, on the device
+      const JitSegment& before = segments[i - 1];
+      const auto signalled = static_cast<int64_t>(before.done->timestamp());
+      const int64_t passed = seg.wait_passed != nullptr ? static_cast<int64_t>(seg.wait_passed->timestamp()) : signalled;
+      trace::signal_to_queue_wait(before.device->name(), queue_name(before), before.done->name(), before.value, signalled,
+                                  seg.device->name(), queue_name(seg), std::min(signalled, passed), passed);
+    }
+    for (; timed < timed_calls.size() && timed_calls[timed].segment == i; timed++) {
+      const JitTimed& t = timed_calls[timed];
+      trace::device_span(seg.device->name(), queue_name(seg), t.name, t.copy ? "copy" : "kernel", static_cast<int64_t>(t.start->timestamp()),
+                         static_cast<int64_t>(t.end->timestamp()), t.args);
+    }
+    if (waited < waits.size() && waits[waited].segment == i) {
+      const JitHostWait& w = waits[waited++];
+      const auto signalled = static_cast<int64_t>(seg.done->timestamp());
+      trace::signal_to_host_wait(seg.device->name(), queue_name(seg), seg.done->name(), seg.value, signalled, signalled, w.start, w.end);
+    }
+  }
 }
 
 }  // namespace
@@ -178,16 +228,7 @@ struct Jit::Captured {
   // Tensors the function read without taking them as inputs, and the value each held at capture.
   std::vector<std::pair<std::weak_ptr<Tensor::State>, UOp>> by_value;
   Stats stats;
-  // A capture made while tracing recorded (trace.h) brackets each kernel and copy with timestamps, as run_linear does;
-  // its replays draw them. Other captures record none: an untraced replay stamps nothing.
-  struct Timed {
-    size_t segment;
-    std::string name;
-    std::vector<trace::Arg> args;
-    bool copy;
-    Signal *start, *end;
-  };
-  std::vector<Timed> timed;
+  std::vector<JitTimed> timed;
 };
 
 Jit::Jit(Function fn) : fn_(std::move(fn)) {
@@ -502,11 +543,7 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
   // and at the end. Every queue ran once the last finished: each started after the one before it had.
   JitSegment* unwaited = nullptr;  // the last queue submitted that the host has not waited for
   size_t host_waits = 0;
-  struct HostWait {
-    size_t segment;
-    int64_t start, end;
-  };
-  std::vector<HostWait> traced_waits;  // only while tracing
+  std::vector<JitHostWait> traced_waits;  // only while tracing
   auto host_wait = [&]() {
     if (unwaited == nullptr) return;
     const int64_t start = tracing ? monotonic_ns() : 0;
@@ -539,34 +576,7 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
   host_wait();
   c.stats.host_waits = host_waits;
   c.stats.last_words = words;
-  if (tracing) {  // drawn once the queues are done, each queue's track in the order it ran
-    trace::host_span("jit replay", "run", replay_start, monotonic_ns(),
-                     {trace::arg("kernels", static_cast<int64_t>(c.stats.kernels)), trace::arg("queues", static_cast<int64_t>(c.stats.queues)),
-                      trace::arg("patched words", static_cast<int64_t>(words)), trace::arg("host waits", static_cast<int64_t>(host_waits))});
-    auto queue_name = [](const JitSegment& seg) { return seg.copies ? "copy" : "compute"; };
-    size_t timed = 0, waited = 0;
-    for (size_t i = 0; i < c.segments.size(); i++) {
-      const JitSegment& seg = c.segments[i];
-      if (seg.host_copy) continue;
-      if (seg.waits) {  // the previous queue's signal ended this queue's wait, on the device
-        const JitSegment& before = c.segments[i - 1];
-        const auto signalled = static_cast<int64_t>(before.done->timestamp());
-        const int64_t passed = seg.wait_passed != nullptr ? static_cast<int64_t>(seg.wait_passed->timestamp()) : signalled;
-        trace::signal_to_queue_wait(before.device->name(), queue_name(before), before.done->name(), before.value, signalled,
-                                    seg.device->name(), queue_name(seg), std::min(signalled, passed), passed);
-      }
-      for (; timed < c.timed.size() && c.timed[timed].segment == i; timed++) {
-        const Captured::Timed& t = c.timed[timed];
-        trace::device_span(seg.device->name(), queue_name(seg), t.name, t.copy ? "copy" : "kernel", static_cast<int64_t>(t.start->timestamp()),
-                           static_cast<int64_t>(t.end->timestamp()), t.args);
-      }
-      if (waited < traced_waits.size() && traced_waits[waited].segment == i) {
-        const HostWait& w = traced_waits[waited++];
-        const auto signalled = static_cast<int64_t>(seg.done->timestamp());
-        trace::signal_to_host_wait(seg.device->name(), queue_name(seg), seg.done->name(), seg.value, signalled, signalled, w.start, w.end);
-      }
-    }
-  }
+  if (tracing) trace_replay(c.segments, c.timed, c.stats, replay_start, words, host_waits, traced_waits);
   c.stats.last_patches = patches;
   calls_++;
   return c.outputs;
