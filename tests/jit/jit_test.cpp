@@ -151,6 +151,9 @@ TEST(JitDevices, AProgramOverTwoDevicesReplaysWithOneQueueEach) {
 // The device beside DEV's that the two-device tests use: REF, a host device, or the CPU when DEV is REF.
 std::string other_device(const Tensor& t) { return t.device() == "REF" ? "CPU" : "REF"; }
 
+// Whether the tests run on the emulated NV GPU, whose bound queues count 32-bit words.
+bool on_nv(const Tensor& t) { return t.device().rfind("NV", 0) == 0; }
+
 // dev -> other -> dev: three queues, each depending on the one before. On the CPU: [CPU: +1, copy to REF] [REF: wait,
 // *2, copy to CPU] [CPU: wait, +3]. Under nv.: [NV: +1] [REF: wait for NV's signal, copy from NV's mapped memory, *2,
 // copy into it] [NV: wait for an NV signal that REF's queue wrote, +3]. No queue needs the host between them.
@@ -210,10 +213,30 @@ TEST(JitCopies, CopiesOfInputsArePatchedLikeKernelBuffers) {
   EXPECT_EQ(jit.stats().patch_points, 2 + jit.stats().queues + jit.stats().queue_waits);
 }
 
-// ---- patched words ------------------------------------------------------------------------------------------------
+// Two GPUs share no signal (neither maps the other's memory): a queue on NV:1 after one on NV starts once the host saw
+// NV's signal, and a copy between them goes through the host after NV's queue finished. Under nv. only (two emulated
+// GPUs); elsewhere there is no second GPU.
+TEST(JitDependencies, BetweenTwoGpusTheHostWaits) {
+  if (!on_nv(floats({0}))) GTEST_SKIP() << "needs two NV devices (the nv. variant)";
+  Tensor a = floats({1, 2, 3}), b = floats({4, 5, 6}).to("NV:1").realize();
+  Jit independent([](std::span<const Tensor> in) { return std::vector<Tensor>{(in[0] + 1).contiguous(), (in[1] * 2).contiguous()}; });
+  independent({a, b});
+  independent({a, b});
+  EXPECT_EQ(independent.stats().queues, 2u);
+  EXPECT_EQ(independent.stats().queue_waits, 0u);
+  std::vector<Tensor> got = independent({a, b});
+  EXPECT_EQ(got[0].tolist<float>(), (std::vector<float>{2, 3, 4}));
+  EXPECT_EQ(got[1].tolist<float>(), (std::vector<float>{8, 10, 12}));
+  EXPECT_EQ(independent.stats().host_waits, 2u) << "before NV:1's queue and at the end";
 
-// Whether the tests run on the emulated NV GPU, whose bound queues count 32-bit words.
-bool on_nv(const Tensor& t) { return t.device().rfind("NV", 0) == 0; }
+  Jit across([](std::span<const Tensor> in) { return std::vector<Tensor>{((in[0] + 1).contiguous().to("NV:1") * 2).contiguous()}; });
+  across({a});
+  across({a});
+  EXPECT_EQ(across({floats({0, 5, 10})})[0].tolist<float>(), (std::vector<float>{2, 12, 22}));
+  EXPECT_EQ(across.stats().host_waits, 2u) << "before the host's copy and at the end";
+}
+
+// ---- patched words ------------------------------------------------------------------------------------------------
 
 // The words a bound queue rewrites when a 64-bit slot goes from `a` to `b`: one 64-bit slot on a host device; on NV
 // the 32-bit halves that differ (NvBoundQueue::store64).
