@@ -134,7 +134,7 @@ TEST(JitPatches, AVariableIsPatchedOnlyWhenItsValueChanges) {
   EXPECT_THROW(jit({a}, {{"n", 5}}), JitError);
 }
 
-// Kernels on two devices with a copy between them: one queue per device, the copy through the host in between.
+// Kernels on two devices with a copy between them: one queue per device, the copy on the host device's queue.
 TEST(JitDevices, AProgramOverTwoDevicesReplaysWithOneQueueEach) {
   Jit jit([](std::span<const Tensor> in) {
     const std::string other = in[0].device() == "REF" ? "CPU" : "REF";
