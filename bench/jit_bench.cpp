@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "compiler/program.h"
@@ -24,6 +26,10 @@
 
 namespace doorbell {
 namespace {
+
+std::array<uint32_t, 3> dims(const std::array<int64_t, 3>& a) {
+  return {static_cast<uint32_t>(a[0]), static_cast<uint32_t>(a[1]), static_cast<uint32_t>(a[2])};
+}
 
 double median(std::vector<int64_t>& v) {
   if (v.empty()) return 0;
@@ -96,6 +102,92 @@ void BM_JitReplayBackToBack(benchmark::State& state) {
   state.counters["patches_per_replay"] = static_cast<double>(jit.stats().last_patches);
 }
 BENCHMARK(BM_JitReplayBackToBack)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// The same replay against realize and a fresh queue on the emulated NV GPU (MOCKGPU=1, ctest bench_jit_nv): the
+// replay patches the bound queue's words in GPU memory and rings the doorbell once; realize and the queue encode
+// their pushbuffers afresh. Figures are the emulator's: the ratios say what the Jit saves of the host's work, not
+// what a GPU takes. Registered only under MOCKGPU=1 (the CPU-only run has no NV device).
+void BM_JitReplayVsRealizeNv(benchmark::State& state) {
+  Device& d = device("NV");
+  Tensor x = Tensor({1.f, 2.f, 3.f}).to("NV").realize();
+  Jit jit([](std::span<const Tensor> in) { return std::vector<Tensor>{in[0] + 1}; });
+  jit({x});
+  jit({x});
+  UOp call = compile_linear((x + 1).schedule_linear()).src(0);
+  const LoadedProgram& loaded = d.program(call.src(0));
+  const ProgramInfo& info = program_info(call.src(0));
+  const std::vector<uint64_t> addresses{buffer_device_address(call.src(1)), buffer_device_address(call.src(2))};
+  Signal& done = d.new_signal("bench done");
+  uint64_t value = 0;
+  std::vector<int64_t> replay_ns, realize_ns, queue_ns;
+  for (auto _ : state) {
+    int64_t t0 = monotonic_ns();
+    benchmark::DoNotOptimize(jit({x}));
+    int64_t t1 = monotonic_ns();
+    replay_ns.push_back(t1 - t0);
+
+    t0 = monotonic_ns();
+    Tensor y = (x + 1).realize();
+    t1 = monotonic_ns();
+    realize_ns.push_back(t1 - t0);
+
+    t0 = monotonic_ns();
+    HWQueue q;
+    q.exec(loaded, addresses, {}, dims(info.global_size), dims(info.local_size)).signal(done, ++value).submit(d);
+    done.wait(value);
+    t1 = monotonic_ns();
+    queue_ns.push_back(t1 - t0);
+  }
+  if (jit({x})[0].to("CPU").tolist<float>() != std::vector<float>{2, 3, 4}) return state.SkipWithError("the replay computed a wrong value");
+  const double replay = median(replay_ns), realize = median(realize_ns), queue = median(queue_ns);
+  state.counters["median_replay_ns"] = replay;
+  state.counters["median_realize_ns"] = realize;
+  state.counters["median_queue_ns"] = queue;
+  state.counters["realize_over_replay"] = replay > 0 ? realize / replay : 0;
+  state.counters["queue_over_replay"] = replay > 0 ? queue / replay : 0;
+  state.counters["patched_words_per_replay"] = static_cast<double>(jit.stats().last_words);
+}
+
+// Three dependent queues, NV -> CPU -> NV (x + 1 on NV, * 2 on the CPU, + 3 on NV, the copies on the CPU's queue through
+// NV's mapped memory): the replay submits all three back to back with device-side waits and the host waits once;
+// realize runs the same function, a host wait at each device change.
+void BM_JitThreeQueuesVsRealizeNv(benchmark::State& state) {
+  Tensor x = Tensor({1.f, 2.f, 3.f}).to("NV").realize();
+  auto f = [](std::span<const Tensor> in) {
+    return std::vector<Tensor>{(((in[0] + 1).contiguous().to("CPU") * 2).contiguous().to("NV") + 3).contiguous()};
+  };
+  Jit jit{Jit::PlainFunction(f)};
+  const std::vector<Tensor> in{x};
+  jit(in);
+  jit(in);
+  std::vector<int64_t> replay_ns, realize_ns;
+  for (auto _ : state) {
+    int64_t t0 = monotonic_ns();
+    benchmark::DoNotOptimize(jit(in));
+    int64_t t1 = monotonic_ns();
+    replay_ns.push_back(t1 - t0);
+
+    t0 = monotonic_ns();
+    std::vector<Tensor> y = f(in);
+    Tensor::realize(y);
+    t1 = monotonic_ns();
+    realize_ns.push_back(t1 - t0);
+  }
+  if (jit(in)[0].to("CPU").tolist<float>() != std::vector<float>{7, 9, 11}) return state.SkipWithError("the replay computed a wrong value");
+  const double replay = median(replay_ns), realize = median(realize_ns);
+  state.counters["median_replay_ns"] = replay;
+  state.counters["median_realize_ns"] = realize;
+  state.counters["realize_over_replay"] = replay > 0 ? realize / replay : 0;
+  state.counters["host_waits_per_replay"] = static_cast<double>(jit.stats().host_waits);
+}
+
+[[maybe_unused]] const bool kNvRegistered = [] {
+  const char* mock = std::getenv("MOCKGPU");
+  if (mock == nullptr || std::string(mock) != "1") return false;
+  benchmark::RegisterBenchmark("BM_JitReplayVsRealizeNv", BM_JitReplayVsRealizeNv)->Iterations(1000)->UseRealTime()->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("BM_JitThreeQueuesVsRealizeNv", BM_JitThreeQueuesVsRealizeNv)->Iterations(300)->UseRealTime()->Unit(benchmark::kMicrosecond);
+  return true;
+}();
 
 }  // namespace
 }  // namespace doorbell

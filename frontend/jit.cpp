@@ -17,6 +17,8 @@
 #include "hcq/devices.h"
 #include "hcq/host_buffers.h"
 #include "hcq/hw_queue.h"
+#include "hcq/trace.h"
+#include "hcq/wait_primitives.h"
 #include "ir/debug.h"
 #include "ir/printer.h"
 #include "scheduler/memory_planner.h"
@@ -117,12 +119,13 @@ std::array<uint32_t, 3> dims(const std::array<int64_t, 3>& a) {
 
 // One patch point of a bound queue and the value it holds now: a replay rewrites it only when the value changes.
 struct JitPatch {
-  size_t segment = 0, command = 0, slot = 0;
+  size_t segment = 0, command = 0, slot = 0;  // a copy's slot: 0 its destination, 1 its source
   uint64_t current = 0;
+  bool copy = false;
 };
 
 // A run of consecutive captured calls on one device (one channel): one HWQueue, bound once, that ends by signalling
-// `done`; or a copy between two devices, which goes through the host (run_linear's copy_across).
+// `done`; or a copy between two devices that only the host can make (run_linear's copy_across).
 struct JitSegment {
   Device* device = nullptr;
   HWQueue queue;
@@ -130,11 +133,54 @@ struct JitSegment {
   Signal* done = nullptr;
   size_t signal_command = 0;
   uint64_t value = 0;         // the value `done` reaches when the last replay finished
+  // The queue starts with a wait for the previous segment's `done` (its value patched each replay); or, when this
+  // device cannot wait for any signal the previous one can write, the host waits before submitting it.
+  bool waits = false;
+  size_t wait_command = 0;
+  bool host_waits = false;
+  Signal* wait_passed = nullptr;  // a capture made while tracing: stamped when the wait passed
   // A cross-device copy instead of a queue: dst <- src, each an input index or -1 for the buffer itself.
   bool host_copy = false;
   UOp dst, src;
   int dst_input = -1, src_input = -1;
 };
+
+namespace {
+
+// Whose signal the `done` of a queue on `writer` is, so that a queue on `waiter` can wait for it on the device; null
+// when no signal works for both. A host device (CPU, REF) reads and writes any signal through host memory (its wait
+// and signal commands use the Signal object, hcq/cpu/cpu_device.cpp run_command); a GPU waits on and releases only
+// its own signals, which its queues address in its own memory (NvDevice::place_signal; a signal without a device
+// address is refused by its encoder). Two GPUs share none: no peer mapping is set up (run_linear's copy_across).
+Device* shared_signal_owner(Device& writer, Device& waiter) {
+  if (&writer == &waiter || waiter.host_memory()) return &writer;
+  if (writer.host_memory()) return &waiter;
+  return nullptr;
+}
+
+// A traced replay: its host span, and each queue's device-side wait for the queue before it as a flow from the one's
+// signal to the other's wait (the signal's time from the queue that wrote it; the wait from the host's submission of
+// the waiting queue, or from when the wait passed in a capture made while tracing, to the signal). Kernel slices are
+// left to run_linear: a Jit replayed in a loop (the latency suite) would draw each kernel of every replay, and the
+// trace grows by that much. Out of line and cold: the untraced replay only tests the flag.
+[[gnu::cold, gnu::noinline]] void trace_replay(const std::vector<JitSegment>& segments, const std::vector<int64_t>& submitted,
+                                               const Jit::Stats& stats, int64_t replay_start, size_t words, size_t host_waits) {
+  trace::host_span("jit replay", "run", replay_start, monotonic_ns(),
+                   {trace::arg("kernels", static_cast<int64_t>(stats.kernels)), trace::arg("queues", static_cast<int64_t>(stats.queues)),
+                    trace::arg("patched words", static_cast<int64_t>(words)), trace::arg("host waits", static_cast<int64_t>(host_waits))});
+  auto queue_name = [](const JitSegment& seg) { return seg.copies ? "copy" : "compute"; };
+  for (size_t i = 0; i < segments.size(); i++) {
+    const JitSegment& seg = segments[i];
+    if (!seg.waits) continue;
+    const JitSegment& before = segments[i - 1];
+    const auto signalled = static_cast<int64_t>(before.done->timestamp());
+    const int64_t passed = seg.wait_passed != nullptr ? static_cast<int64_t>(seg.wait_passed->timestamp()) : signalled;
+    trace::signal_to_queue_wait(before.device->name(), queue_name(before), before.done->name(), before.value, signalled,
+                                seg.device->name(), queue_name(seg), std::min(submitted[i], passed), passed);
+  }
+}
+
+}  // namespace
 
 struct Jit::Captured {
   std::vector<InputInfo> inputs;
@@ -269,13 +315,35 @@ std::vector<Tensor> Jit::capture(std::span<const Tensor> inputs, const VarVals& 
     auto it = input_of.find(b.get());
     return it == input_of.end() ? -1 : static_cast<int>(it->second);
   };
+  // A new queue waits on the device for the queue before it when it can (shared_signal_owner), so that a replay
+  // submits every queue back to back; the `done` signal of the queue before is made here, where its waiter is known.
+  const bool traced = trace::recording();
   auto segment_for = [&](Device& d, bool copies) -> JitSegment& {
-    if (c->segments.empty() || c->segments.back().host_copy || c->segments.back().device != &d || c->segments.back().copies != copies) {
-      c->segments.emplace_back();
-      c->segments.back().device = &d;
-      c->segments.back().copies = copies;
+    if (!c->segments.empty() && !c->segments.back().host_copy && c->segments.back().device == &d && c->segments.back().copies == copies)
+      return c->segments.back();
+    const bool after_queue = !c->segments.empty() && !c->segments.back().host_copy;
+    c->segments.emplace_back();
+    JitSegment& seg = c->segments.back();
+    JitSegment* before = after_queue ? &c->segments[c->segments.size() - 2] : nullptr;
+    seg.device = &d;
+    seg.copies = copies;
+    if (before != nullptr) {
+      Device* owner = shared_signal_owner(*before->device, d);
+      before->done = &(owner != nullptr ? *owner : *before->device).new_signal("jit");
+      if (owner != nullptr) {
+        seg.waits = true;
+        seg.wait_command = seg.queue.size();
+        seg.queue.wait(*before->done, 0);
+        c->stats.queue_waits++;
+        if (traced) {
+          seg.wait_passed = &d.new_signal("jit wait passed");
+          seg.queue.timestamp(*seg.wait_passed);
+        }
+      } else {
+        seg.host_waits = true;
+      }
     }
-    return c->segments.back();
+    return seg;
   };
   for (size_t k = 0; k < c->linear.src().size(); k++) {
     const UOp& call = c->linear.src(k);
@@ -314,7 +382,11 @@ std::vector<Tensor> Jit::capture(std::span<const Tensor> inputs, const VarVals& 
     const UOp &dst = call.src(1), &src = call.src(2);
     Device& to = device(buffer_device_name(dst));
     Device& from = device(buffer_device_name(src));
-    if (&to != &from) {  // through the host, as run_linear's copy_across
+    // A copy between two devices runs on a host device's queue when one side is one (its copy command is a memmove
+    // of host pointers, and a GPU buffer's bytes are mapped for the host, host_buffers.h): the source's, which has
+    // just written it, else the destination's. Between two GPUs it goes through the host, as run_linear's copy_across.
+    Device* runs = &to == &from ? &to : from.host_memory() ? &from : to.host_memory() ? &to : nullptr;
+    if (runs == nullptr) {
       JitSegment seg;
       seg.host_copy = true;
       seg.dst = dst, seg.src = src;
@@ -322,20 +394,24 @@ std::vector<Tensor> Jit::capture(std::span<const Tensor> inputs, const VarVals& 
       c->segments.push_back(std::move(seg));
       continue;
     }
-    if (input_index(dst) >= 0 || input_index(src) >= 0)
-      throw JitError("Jit: a copy on " + to.name() + " reads or writes an input; a captured copy's addresses cannot be patched, expected "
-                     "copies of intermediates only");
-    JitSegment& seg = segment_for(to, to.separate_copy_queue());
-    seg.queue.copy(reinterpret_cast<void*>(address_on(dst, to)), reinterpret_cast<const void*>(address_on(src, to)), buffer_bytes(src).size());
+    JitSegment& seg = segment_for(*runs, runs->separate_copy_queue());
+    const size_t segment = static_cast<size_t>(&seg - c->segments.data());
+    const uint64_t to_address = address_on(dst, *runs), from_address = address_on(src, *runs);
+    if (int in = input_index(dst); in >= 0) c->input_patches[in].push_back({segment, seg.queue.size(), 0, to_address, true});
+    if (int in = input_index(src); in >= 0) c->input_patches[in].push_back({segment, seg.queue.size(), 1, from_address, true});
+    seg.queue.copy(reinterpret_cast<void*>(to_address), reinterpret_cast<const void*>(from_address), buffer_bytes(src).size());
+    // A host device writing a GPU's mapped memory: the fence orders those writes before the signal the GPU waits on
+    // (a write-combined mapping is drained only by a full fence).
+    if (&to != runs && !to.host_memory()) seg.queue.memory_barrier();
   }
   for (JitSegment& seg : c->segments) {
     if (seg.host_copy) continue;
-    seg.done = &seg.device->new_signal("jit");
+    if (seg.done == nullptr) seg.done = &seg.device->new_signal("jit");
     seg.signal_command = seg.queue.size();
     seg.queue.signal(*seg.done, 0);
     seg.queue.bind(*seg.device);
     c->stats.queues++;
-    c->stats.patch_points++;
+    c->stats.patch_points += seg.waits ? 2 : 1;
   }
   for (const auto& p : c->input_patches) c->stats.patch_points += p.size();
   c->stats.patch_points += c->var_patches.size();
@@ -385,7 +461,9 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
   for (const auto& [name, value] : vars)
     if (!c.var_names.count(name)) throw JitError("Jit: variable '" + name + "' is not taken by any captured kernel");
 
-  size_t patches = 0;
+  const bool tracing = trace::recording();
+  const int64_t replay_start = tracing ? monotonic_ns() : 0;
+  size_t patches = 0, words = 0;
   c.last_inputs.resize(bufs.size());
   for (size_t i = 0; i < bufs.size(); i++) {
     if (bufs[i] == c.last_inputs[i]) continue;  // the same buffer as last time: every address it patched still holds
@@ -394,7 +472,13 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
       JitSegment& seg = c.segments[p.segment];
       const uint64_t a = address_on(bufs[i], *seg.device);
       if (a == p.current) continue;
-      seg.queue.patch_buffer(p.command, p.slot, reinterpret_cast<void*>(static_cast<uintptr_t>(a)));
+      void* address = reinterpret_cast<void*>(static_cast<uintptr_t>(a));
+      if (!p.copy) {
+        words += seg.queue.patch_buffer(p.command, p.slot, address);
+      } else {
+        const Command& copy = seg.queue.commands()[p.command];
+        words += seg.queue.patch_copy(p.command, p.slot == 0 ? address : copy.dst, p.slot == 1 ? address : copy.src);
+      }
       p.current = a;
       patches++;
     }
@@ -407,13 +491,27 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
       throw JitError("Jit: variable '" + v.var.name + "' = " + std::to_string(it->second) + " is outside its bounds [" +
                      std::to_string(v.var.vmin) + ", " + std::to_string(v.var.vmax) + "]");
     if (static_cast<uint64_t>(it->second) == v.at.current) continue;
-    c.segments[v.at.segment].queue.patch_scalar(v.at.command, v.at.slot, it->second);
+    words += c.segments[v.at.segment].queue.patch_scalar(v.at.command, v.at.slot, it->second);
     v.at.current = static_cast<uint64_t>(it->second);
     patches++;
   }
-  // Each queue in order; a later queue (another device or channel) starts once the host saw the previous one done.
-  for (JitSegment& seg : c.segments) {
+  // The queues back to back, each waiting on the device for the one before (JitSegment::waits); the host waits only
+  // before a step of its own (a copy between two GPUs), before a queue whose device cannot wait for the one before,
+  // and at the end. Every queue ran once the last finished: each started after the one before it had.
+  JitSegment* unwaited = nullptr;  // the last queue submitted that the host has not waited for
+  size_t host_waits = 0;
+  std::vector<int64_t> submitted;  // when each queue was submitted, only while tracing
+  if (tracing) submitted.assign(c.segments.size(), 0);
+  auto host_wait = [&]() {
+    if (unwaited == nullptr) return;
+    unwaited->done->wait(unwaited->value);
+    unwaited = nullptr;
+    host_waits++;
+  };
+  for (size_t i = 0; i < c.segments.size(); i++) {
+    JitSegment& seg = c.segments[i];
     if (seg.host_copy) {
+      host_wait();
       const UOp& dst = seg.dst_input >= 0 ? bufs[static_cast<size_t>(seg.dst_input)] : seg.dst;
       const UOp& src = seg.src_input >= 0 ? bufs[static_cast<size_t>(seg.src_input)] : seg.src;
       std::vector<std::byte> through(buffer_bytes(src).size());
@@ -421,11 +519,21 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
       write_buffer(dst, through);
       continue;
     }
-    seg.queue.patch_value(seg.signal_command, ++seg.value);
+    words += seg.queue.patch_value(seg.signal_command, ++seg.value);
     patches++;
+    if (seg.waits) {
+      words += seg.queue.patch_value(seg.wait_command, c.segments[i - 1].value);
+      patches++;
+    }
+    if (seg.host_waits) host_wait();
+    if (tracing) submitted[i] = monotonic_ns();
     seg.queue.submit(*seg.device);
-    seg.done->wait(seg.value);
+    unwaited = &seg;
   }
+  host_wait();
+  c.stats.host_waits = host_waits;
+  c.stats.last_words = words;
+  if (tracing) trace_replay(c.segments, submitted, c.stats, replay_start, words, host_waits);
   c.stats.last_patches = patches;
   calls_++;
   return c.outputs;

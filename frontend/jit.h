@@ -7,7 +7,11 @@
 // them together: one memory plan for the whole captured program (every intermediate, also those of separate
 // realizes, in one arena per device), each device's calls recorded into HWQueues that are bound to the device once.
 // Later calls run nothing of the function: they check the inputs, patch the bound queues where a value changed (an
-// input's buffer address, a variable's value, the completion signal's value) and ring each queue's doorbell once.
+// input's buffer address, a variable's value, the completion signal's and the waits' values) and ring each queue's
+// doorbell once. A queue waits on the device for the queue before it (another device or channel) wherever that
+// device can wait for a signal the other writes, so the host submits all queues back to back and waits at the end
+// (and before a copy only the host can make, between two GPUs). A copy with a host device (CPU, REF) on one side
+// runs on that device's queue.
 //
 // What replay keeps from the capture (the tracing-JIT rules, tinygrad test_jit_footguns.py):
 //  - outputs are the same tensors every call, backed by the same buffers: a call overwrites the outputs of the
@@ -64,8 +68,11 @@ class Jit {
     size_t calls = 0;             // calls so far
     size_t kernels = 0;           // kernel launches in one replay
     size_t queues = 0;            // bound queues, i.e. doorbell rings per replay
-    size_t patch_points = 0;      // input addresses, variables and completion signals a replay may rewrite
+    size_t patch_points = 0;      // input addresses, variables, completion signals and waits a replay may rewrite
     size_t last_patches = 0;      // patch points the last replay rewrote (only those whose value changed)
+    size_t last_words = 0;        // words the last replay rewrote in the bound queues (HWQueue::patch_*: NV's are 32-bit)
+    size_t queue_waits = 0;       // queues that wait on the device for the queue before them
+    size_t host_waits = 0;        // times the last replay's host waited for a queue (the end included)
     int64_t arena_bytes = 0;      // of the one memory plan over every captured call
     int64_t unplanned_bytes = 0;  // what the planned intermediates would take without sharing
   };

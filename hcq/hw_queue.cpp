@@ -161,30 +161,46 @@ Command& HWQueue::command_of(size_t index, std::initializer_list<CommandKind> ki
                               command_kind_name(c.kind) + "; expected " + expected);
 }
 
-void HWQueue::patch_value(size_t command, uint64_t value) {
+size_t HWQueue::patch_value(size_t command, uint64_t value) {
   Command& c = command_of(command, {CommandKind::kSignal, CommandKind::kWait}, "patch_value");
-  if (bound_) bound_->patch_value(command, value);  // first: it may throw, leaving both copies as they were
+  const size_t words = bound_ ? bound_->patch_value(command, value) : size_t{c.value != value};  // first: it may throw
   c.value = value;
+  return words;
 }
 
-void HWQueue::patch_buffer(size_t command, size_t slot, void* buffer) {
+size_t HWQueue::patch_buffer(size_t command, size_t slot, void* buffer) {
   const Command& c = command_of(command, {CommandKind::kExec}, "patch_buffer");
   if (slot >= c.buffers_count) {
     throw std::out_of_range("HWQueue::patch_buffer: slot " + std::to_string(slot) + " of command " +
                             std::to_string(command) + ", which has " + std::to_string(c.buffers_count) + " buffers");
   }
-  if (bound_) bound_->patch_buffer(command, slot, buffer);
-  buffers_[c.buffers_begin + slot] = buffer;
+  void*& at = buffers_[c.buffers_begin + slot];
+  const size_t words = bound_ ? bound_->patch_buffer(command, slot, buffer) : size_t{at != buffer};
+  at = buffer;
+  return words;
 }
 
-void HWQueue::patch_scalar(size_t command, size_t slot, int64_t value) {
+size_t HWQueue::patch_scalar(size_t command, size_t slot, int64_t value) {
   const Command& c = command_of(command, {CommandKind::kExec}, "patch_scalar");
   if (slot >= c.scalars_count) {
     throw std::out_of_range("HWQueue::patch_scalar: slot " + std::to_string(slot) + " of command " +
                             std::to_string(command) + ", which has " + std::to_string(c.scalars_count) + " scalars");
   }
-  if (bound_) bound_->patch_scalar(command, slot, value);
-  scalars_[c.scalars_begin + slot] = value;
+  int64_t& at = scalars_[c.scalars_begin + slot];
+  const size_t words = bound_ ? bound_->patch_scalar(command, slot, value) : size_t{at != value};
+  at = value;
+  return words;
+}
+
+size_t HWQueue::patch_copy(size_t command, void* dst, const void* src) {
+  Command& c = command_of(command, {CommandKind::kCopy}, "patch_copy");
+  if (c.bytes != 0 && (dst == nullptr || src == nullptr))
+    throw std::invalid_argument("HWQueue::patch_copy: command " + std::to_string(command) + " copies " + std::to_string(c.bytes) +
+                                " bytes; expected two addresses, got a null source or destination");
+  const size_t words = bound_ ? bound_->patch_copy(command, dst, src) : size_t{c.dst != dst} + size_t{c.src != src};
+  c.dst = dst;
+  c.src = src;
+  return words;
 }
 
 }  // namespace doorbell

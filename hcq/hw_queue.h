@@ -61,10 +61,23 @@ struct BoundQueue {
 
   // The patch points, called by HWQueue after it checked the command and slot. These update the plain copy above
   // (all a host device needs); a GPU device's bound queue also rewrites exactly the patched words in its device
-  // memory, once the previous run of the queue has passed, and never encodes the queue again.
-  virtual void patch_value(size_t command, uint64_t value) { commands[command].value = value; }
-  virtual void patch_buffer(size_t command, size_t slot, void* buffer) { buffers[commands[command].buffers_begin + slot] = buffer; }
-  virtual void patch_scalar(size_t command, size_t slot, int64_t value) { scalars[commands[command].scalars_begin + slot] = value; }
+  // memory, once the previous run of the queue has passed, and never encodes the queue again. Each returns the words
+  // of what the device runs from that it rewrote (the words whose value changed): here a 64-bit slot of the plain
+  // copy is one word; a GPU counts its own (NV: two 32-bit words per 64-bit value).
+  virtual size_t patch_value(size_t command, uint64_t value) { return store(commands[command].value, value); }
+  virtual size_t patch_buffer(size_t command, size_t slot, void* buffer) { return store(buffers[commands[command].buffers_begin + slot], buffer); }
+  virtual size_t patch_scalar(size_t command, size_t slot, int64_t value) { return store(scalars[commands[command].scalars_begin + slot], value); }
+  virtual size_t patch_copy(size_t command, void* dst, const void* src) {
+    return store(commands[command].dst, dst) + store(commands[command].src, src);
+  }
+
+ protected:
+  template <class T>
+  static size_t store(T& at, T value) {
+    if (at == value) return 0;
+    at = value;
+    return 1;
+  }
 };
 
 class HWQueue;
@@ -112,10 +125,12 @@ class HWQueue {
   // Patch points. Each throws std::out_of_range for a bad index and std::invalid_argument for a command of
   // another kind. On a bound queue the device's copy is patched in place (BoundQueue::patch_*): a GPU device first
   // waits until the previous run of the queue completed (a timeout throws naming it) and rewrites only the patched
-  // words.
-  void patch_value(size_t command, uint64_t value);                // signal or wait
-  void patch_buffer(size_t command, size_t slot, void* buffer);    // exec
-  void patch_scalar(size_t command, size_t slot, int64_t value);   // exec
+  // words. Each returns the words it rewrote in what the device runs from (BoundQueue::patch_*; 0 when the value was
+  // already there), or for an unbound queue the recorded slots it changed (0 or 1).
+  size_t patch_value(size_t command, uint64_t value);                // signal or wait
+  size_t patch_buffer(size_t command, size_t slot, void* buffer);    // exec
+  size_t patch_scalar(size_t command, size_t slot, int64_t value);   // exec
+  size_t patch_copy(size_t command, void* dst, const void* src);    // copy: both addresses (same byte count)
 
   size_t size() const { return commands_.size(); }
   std::span<const Command> commands() const { return commands_; }

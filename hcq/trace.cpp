@@ -139,6 +139,22 @@ void signal_to_host_wait(const std::string& device, const char* queue, const std
   g_recorder.events.push_back({'f', kHost, host_thread_name(), "signal -> wait", "flow", wait_end - 1, 0, id, {}});
 }
 
+void signal_to_queue_wait(const std::string& device, const char* queue, const std::string& signal, uint64_t value, int64_t signal_ns,
+                          const std::string& wait_device, const char* wait_queue, int64_t wait_start_ns, int64_t wait_end_ns) {
+  if (!recording()) return;
+  const uint64_t id = g_recorder.next_flow.fetch_add(1, std::memory_order_relaxed);
+  // Slices of at least 2 ns, each flow end inside its slice (a flow binds to the slice enclosing its time).
+  const int64_t wait_begin = std::min(wait_start_ns, wait_end_ns);
+  const int64_t wait_end = std::max(wait_end_ns, wait_begin + 2);
+  const std::vector<Arg> args{arg("signal", signal), arg("value", static_cast<int64_t>(value))};
+  std::lock_guard lock(g_recorder.mu);
+  g_recorder.events.push_back({'X', device, queue, "signal " + signal + " = " + std::to_string(value), "signal", signal_ns - 1, 2, 0, args});
+  g_recorder.events.push_back({'s', device, queue, "signal -> wait", "flow", signal_ns, 0, id, {}});
+  g_recorder.events.push_back({'X', wait_device, wait_queue, "wait " + signal + " >= " + std::to_string(value), "wait", wait_begin,
+                               wait_end - wait_begin, 0, args});
+  g_recorder.events.push_back({'f', wait_device, wait_queue, "signal -> wait", "flow", wait_end - 1, 0, id, {}});
+}
+
 Scope::Scope(const char* category, const char* name) : category_(category), fixed_name_(name) {
   if (recording()) start_ns_ = monotonic_ns();
 }

@@ -54,6 +54,12 @@ void device_span(const std::string& device, const char* queue, std::string name,
 void signal_to_host_wait(const std::string& device, const char* queue, const std::string& signal, uint64_t value, int64_t work_end_ns,
                          int64_t signal_ns, int64_t wait_start_ns, int64_t wait_end_ns);
 
+// `queue` of `device` wrote `value` to signal `signal` at signal_ns, and `wait_queue` of `wait_device` waited for it on
+// the device (a wait command), going on at wait_end_ns: a signal slice on the first queue's track, a wait slice on the
+// second's (from wait_start_ns, the end of the work before it, to wait_end_ns), and a flow from the first to the second.
+void signal_to_queue_wait(const std::string& device, const char* queue, const std::string& signal, uint64_t value, int64_t signal_ns,
+                          const std::string& wait_device, const char* wait_queue, int64_t wait_start_ns, int64_t wait_end_ns);
+
 // RAII host span of the calling thread: times from construction to destruction when recording, else nothing (no
 // clock read, no allocation). add() only allocates while recording; a name built at the call site costs its
 // building, so callers build it under `if (span.active())`. cancel() drops the span.

@@ -582,6 +582,7 @@ void NvDevice::encode(std::span<const Command> commands, std::span<void* const> 
         break;
       }
       case CommandKind::kCopy:
+        if (sites != nullptr) sites->copy_word[index] = static_cast<uint32_t>(pb.size());
         write_copy_linear(pb, session_->classes().copy, reinterpret_cast<uintptr_t>(c.dst), reinterpret_cast<uintptr_t>(c.src), c.bytes);
         previous.reset();
         break;
@@ -681,6 +682,7 @@ struct NvBoundQueue : BoundQueue {
   NvDevice::ChannelState* channel = nullptr;
   Signal* progress = nullptr;  // the channel's
   NvDevice::PatchSites sites;
+  uint32_t copy_class = 0;  // the copy engine's class, for patch_copy's encoding
   std::atomic<uint64_t> last_submission{0};
   NvDevice* device = nullptr;
   // The queue may outlive its device (HWQueue holds this, not the device): then the device's teardown already freed
@@ -709,25 +711,53 @@ struct NvBoundQueue : BoundQueue {
                                ") has not completed, so its words cannot be rewritten under the GPU: " + e.what());
     }
   }
-  static void store64(uint8_t* at, uint64_t value) {
-    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(at)).store(static_cast<uint32_t>(value), std::memory_order_relaxed);
-    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(at + 4)).store(static_cast<uint32_t>(value >> 32), std::memory_order_relaxed);
+  // Writes the 32-bit halves of `value` that differ from what is there (the GPU's words are 32 bits); returns how many.
+  static size_t store64(uint8_t* at, uint64_t value) {
+    size_t words = 0;
+    for (int half = 0; half < 2; half++) {
+      std::atomic_ref<uint32_t> word(*reinterpret_cast<uint32_t*>(at + 4 * half));
+      const auto v = static_cast<uint32_t>(value >> (32 * half));
+      if (word.load(std::memory_order_relaxed) == v) continue;
+      word.store(v, std::memory_order_relaxed);
+      words++;
+    }
+    return words;
   }
 
-  void patch_value(size_t command, uint64_t value) override {
+  size_t patch_value(size_t command, uint64_t value) override {
     wait_for_previous_run("patch_value");
     BoundQueue::patch_value(command, value);
-    store64(pushbuffer.cpu + 4 * uint64_t{sites.payload_word[command]}, value);  // SEM_PAYLOAD_LO, SEM_PAYLOAD_HI
+    return store64(pushbuffer.cpu + 4 * uint64_t{sites.payload_word[command]}, value);  // SEM_PAYLOAD_LO, SEM_PAYLOAD_HI
   }
-  void patch_buffer(size_t command, size_t slot, void* buffer) override {
+  size_t patch_buffer(size_t command, size_t slot, void* buffer) override {
     wait_for_previous_run("patch_buffer");
     BoundQueue::patch_buffer(command, slot, buffer);
-    store64(sites.params[command] + 8 * slot, reinterpret_cast<uintptr_t>(buffer));  // its parameter in cbuf 0
+    return store64(sites.params[command] + 8 * slot, reinterpret_cast<uintptr_t>(buffer));  // its parameter in cbuf 0
   }
-  void patch_scalar(size_t command, size_t slot, int64_t value) override {
+  size_t patch_scalar(size_t command, size_t slot, int64_t value) override {
     wait_for_previous_run("patch_scalar");
     BoundQueue::patch_scalar(command, slot, value);
-    store64(sites.params[command] + 8 * (uint64_t{commands[command].buffers_count} + slot), static_cast<uint64_t>(value));
+    return store64(sites.params[command] + 8 * (uint64_t{commands[command].buffers_count} + slot), static_cast<uint64_t>(value));
+  }
+  // A copy's addresses sit in each chunk's OFFSET_IN/OUT methods: the copy is encoded again by the same writer into a
+  // scratch buffer (it throws for addresses the engine cannot take before anything is written), and the words that
+  // differ are written over the bound ones.
+  size_t patch_copy(size_t command, void* dst, const void* src) override {
+    wait_for_previous_run("patch_copy");
+    const uint64_t bytes = commands[command].bytes;
+    std::vector<uint32_t> fresh(copy_linear_words(bytes));
+    PushBuffer pb{std::span<uint32_t>(fresh)};
+    write_copy_linear(pb, copy_class, reinterpret_cast<uintptr_t>(dst), reinterpret_cast<uintptr_t>(src), bytes);
+    BoundQueue::patch_copy(command, dst, src);
+    size_t words = 0;
+    auto* at = reinterpret_cast<uint32_t*>(pushbuffer.cpu) + sites.copy_word[command];
+    for (size_t i = 0; i < fresh.size(); i++) {
+      std::atomic_ref<uint32_t> word(at[i]);
+      if (word.load(std::memory_order_relaxed) == fresh[i]) continue;
+      word.store(fresh[i], std::memory_order_relaxed);
+      words++;
+    }
+    return words;
   }
 };
 
@@ -740,6 +770,7 @@ std::shared_ptr<BoundQueue> NvDevice::bind(const HWQueue& queue) {
   b->device_life = life();
   b->channel = &channel_for(queue.commands());
   b->progress = b->channel->progress;
+  b->copy_class = session_->classes().copy;
   b->commands.assign(queue.commands().begin(), queue.commands().end());
   b->buffers.assign(queue.buffers().begin(), queue.buffers().end());
   b->scalars.assign(queue.scalars().begin(), queue.scalars().end());
@@ -754,6 +785,7 @@ std::shared_ptr<BoundQueue> NvDevice::bind(const HWQueue& queue) {
   b->words = static_cast<uint32_t>(words);
   b->sites.payload_word.assign(b->commands.size(), 0);
   b->sites.params.assign(b->commands.size(), nullptr);
+  b->sites.copy_word.assign(b->commands.size(), 0);
   if (words != 0) {
     uint64_t used = 0;  // the kernel arguments and QMDs laid out from the start of b->kernargs
     auto take = [&](uint64_t bytes, uint64_t align) {

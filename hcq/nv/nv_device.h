@@ -163,6 +163,7 @@ class NvDevice final : public Device {
   struct PatchSites {
     std::vector<uint32_t> payload_word;
     std::vector<uint8_t*> params;
+    std::vector<uint32_t> copy_word;  // a copy's first pushbuffer word (its methods, copy_linear_words of them)
   };
 
  protected:

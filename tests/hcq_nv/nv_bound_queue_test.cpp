@@ -164,5 +164,32 @@ TEST(NvBoundQueue, BoundMemoryOfAQueueBoundElsewhereIsRefused) {
   EXPECT_THROW(b->bound_memory(*q.bound_queue()), std::invalid_argument);
 }
 
+// A bound copy on the copy engine's channel: patch_copy rewrites the OFFSET_IN/OUT words that changed (a 64-float copy
+// is one chunk: the upper and lower word of each address; buffers in the same 4 GiB differ in the lower words only)
+// and the resubmitted copy moves the new source into the new destination.
+TEST(NvBoundQueue, ACopyPatchRewritesTheAddressWordsThatChanged) {
+  std::unique_ptr<NvDevice> d = NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>());
+  NvMemory a = floats(*d, iota(10)), b = floats(*d, iota(500)), out1 = floats(*d, iota(0)), out2 = floats(*d, iota(0));
+  Signal& done = d->new_signal("bound done");
+  HWQueue q;
+  q.copy(reinterpret_cast<void*>(out1.va), reinterpret_cast<const void*>(a.va), 64 * 4).signal(done, 1).bind(*d);
+  const NvDevice::BoundMemory memory = d->bound_memory(*q.bound_queue());
+  q.submit(*d);
+  done.wait(1);
+  EXPECT_EQ(float_at(out1, 5), 15.0f);
+  const Snapshot before = snapshot(memory);
+  ASSERT_EQ(a.va >> 32, b.va >> 32);
+  ASSERT_EQ(out1.va >> 32, out2.va >> 32);
+  EXPECT_EQ(q.patch_copy(0, reinterpret_cast<void*>(out2.va), reinterpret_cast<const void*>(b.va)), 2u);
+  EXPECT_EQ(changed(before.pushbuffer, snapshot(memory).pushbuffer).size(), 2u);
+  EXPECT_EQ(q.patch_copy(0, reinterpret_cast<void*>(out2.va), reinterpret_cast<const void*>(b.va)), 0u) << "nothing changed";
+  q.patch_value(1, 2);
+  q.submit(*d);
+  done.wait(2);
+  EXPECT_EQ(float_at(out2, 5), 505.0f);
+  EXPECT_EQ(float_at(out1, 5), 15.0f);
+  EXPECT_THROW(q.patch_copy(1, nullptr, nullptr), std::invalid_argument) << "command 1 is a signal";
+}
+
 }  // namespace
 }  // namespace doorbell::nv

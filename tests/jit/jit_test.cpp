@@ -11,6 +11,10 @@
 
 #include "../scheduler/fusion_corpus_cases.h"
 #include "frontend/jit.h"
+#include "frontend/lazy_uops.h"
+#include "hcq/host_buffers.h"
+#include "hcq/trace.h"
+#include "tests/hcq/trace_file.h"
 #include "ir/graph_rewrite.h"
 
 namespace doorbell {
@@ -130,7 +134,7 @@ TEST(JitPatches, AVariableIsPatchedOnlyWhenItsValueChanges) {
   EXPECT_THROW(jit({a}, {{"n", 5}}), JitError);
 }
 
-// Kernels on two devices with a copy between them: one queue per device, the copy through the host in between.
+// Kernels on two devices with a copy between them: one queue per device, the copy on the host device's queue.
 TEST(JitDevices, AProgramOverTwoDevicesReplaysWithOneQueueEach) {
   Jit jit([](std::span<const Tensor> in) {
     const std::string other = in[0].device() == "REF" ? "CPU" : "REF";
@@ -142,6 +146,203 @@ TEST(JitDevices, AProgramOverTwoDevicesReplaysWithOneQueueEach) {
   EXPECT_EQ(jit.stats().queues, 2u);
   EXPECT_EQ(jit({floats({0, 5, 10})})[0].tolist<float>(), (std::vector<float>{2, 12, 22}));
   EXPECT_EQ(jit({floats({-1, 1, 3})})[0].tolist<float>(), (std::vector<float>{0, 4, 8}));
+}
+
+// The device beside DEV's that the two-device tests use: REF, a host device, or the CPU when DEV is REF.
+std::string other_device(const Tensor& t) { return t.device() == "REF" ? "CPU" : "REF"; }
+
+// Whether the tests run on the emulated NV GPU, whose bound queues count 32-bit words.
+bool on_nv(const Tensor& t) { return t.device().rfind("NV", 0) == 0; }
+
+// dev -> other -> dev: three queues, each depending on the one before. On the CPU: [CPU: +1, copy to REF] [REF: wait,
+// *2, copy to CPU] [CPU: wait, +3]. Under nv.: [NV: +1] [REF: wait for NV's signal, copy from NV's mapped memory, *2,
+// copy into it] [NV: wait for an NV signal that REF's queue wrote, +3]. No queue needs the host between them.
+Jit three_queues() {
+  return Jit([](std::span<const Tensor> in) {
+    const std::string here = in[0].device(), other = other_device(in[0]);
+    return std::vector<Tensor>{(((in[0] + 1).contiguous().to(other) * 2).contiguous().to(here) + 3).contiguous()};
+  });
+}
+
+TEST(JitDependencies, QueuesThatDependOnEachOtherWaitOnTheDeviceAndTheHostWaitsOnceAtTheEnd) {
+  Jit jit = three_queues();
+  jit({floats({1, 2, 3})});
+  jit({floats({1, 2, 3})});
+  EXPECT_EQ(jit.stats().kernels, 3u);
+  EXPECT_EQ(jit.stats().queues, 3u);
+  EXPECT_EQ(jit.stats().queue_waits, 2u) << "the second and third queue each wait for the one before";
+  for (float x : {0.f, 5.f, -7.f, 100.f}) {
+    Tensor in = floats({x, x + 1, x + 2});
+    EXPECT_EQ(jit({in})[0].tolist<float>(), (std::vector<float>{(x + 1) * 2 + 3, (x + 2) * 2 + 3, (x + 3) * 2 + 3}));
+    EXPECT_EQ(jit.stats().host_waits, 1u) << "the host waits only for the last queue, not between queues";
+  }
+}
+
+TEST(JitDependencies, AReplayRightAfterAnotherWaitsForItsQueuesBeforePatchingThem) {
+  // Back-to-back replays with new inputs: each patches queues the previous replay ran, and every result is its own.
+  Jit jit = three_queues();
+  jit({floats({1, 2, 3})});
+  jit({floats({1, 2, 3})});
+  std::vector<Tensor> keep;
+  for (int i = 0; i < 20; i++) keep.push_back((jit({floats({float(i), 0, 1})})[0] + 0).realize());
+  for (int i = 0; i < 20; i++) EXPECT_EQ(keep[i].tolist<float>(), (std::vector<float>{(i + 1) * 2.f + 3, 5, 7})) << "replay " << i;
+}
+
+// Inputs that are copied: one from DEV's device to the other, one from the other back. Each copy runs on the host
+// device's queue (CPU or REF; under nv. REF's, reading or writing NV's mapped memory), its input's address patched.
+TEST(JitCopies, CopiesOfInputsArePatchedLikeKernelBuffers) {
+  auto f = [](std::span<const Tensor> in) {
+    const std::string here = in[0].device();
+    return std::vector<Tensor>{(in[0].to(other_device(in[0])) * 2).contiguous().to(here) + in[1].to(here)};
+  };
+  Jit jit{Jit::PlainFunction(f)};
+  auto inputs = [](float x) {
+    Tensor a = floats({x, x + 1, x + 2});
+    return std::vector<Tensor>{a, floats({10 * x, 1, 2}).to(other_device(a)).realize()};
+  };
+  for (int call = 0; call < 5; call++) {
+    std::vector<Tensor> in = inputs(static_cast<float>(call));
+    const std::vector<float> want = f(in)[0].tolist<float>();
+    EXPECT_EQ(jit(in)[0].tolist<float>(), want) << "call " << call;
+    if (call >= 2) {
+      EXPECT_EQ(jit.stats().host_waits, 1u);
+    }
+  }
+  // Patch points: input 0's address in its copy and input 1's in its copy, each queue's signal and each later queue's
+  // wait.
+  EXPECT_EQ(jit.stats().patch_points, 2 + jit.stats().queues + jit.stats().queue_waits);
+}
+
+// Two GPUs share no signal (neither maps the other's memory): a queue on NV:1 after one on NV starts once the host saw
+// NV's signal, and a copy between them goes through the host after NV's queue finished. Under nv. only (two emulated
+// GPUs); elsewhere there is no second GPU.
+TEST(JitDependencies, BetweenTwoGpusTheHostWaits) {
+  if (!on_nv(floats({0}))) GTEST_SKIP() << "needs two NV devices (the nv. variant)";
+  Tensor a = floats({1, 2, 3}), b = floats({4, 5, 6}).to("NV:1").realize();
+  Jit independent([](std::span<const Tensor> in) { return std::vector<Tensor>{(in[0] + 1).contiguous(), (in[1] * 2).contiguous()}; });
+  independent({a, b});
+  independent({a, b});
+  EXPECT_EQ(independent.stats().queues, 2u);
+  EXPECT_EQ(independent.stats().queue_waits, 0u);
+  std::vector<Tensor> got = independent({a, b});
+  EXPECT_EQ(got[0].tolist<float>(), (std::vector<float>{2, 3, 4}));
+  EXPECT_EQ(got[1].tolist<float>(), (std::vector<float>{8, 10, 12}));
+  EXPECT_EQ(independent.stats().host_waits, 2u) << "before NV:1's queue and at the end";
+
+  Jit across([](std::span<const Tensor> in) { return std::vector<Tensor>{((in[0] + 1).contiguous().to("NV:1") * 2).contiguous()}; });
+  across({a});
+  across({a});
+  EXPECT_EQ(across({floats({0, 5, 10})})[0].tolist<float>(), (std::vector<float>{2, 12, 22}));
+  EXPECT_EQ(across.stats().host_waits, 2u) << "before the host's copy and at the end";
+}
+
+// ---- patched words ------------------------------------------------------------------------------------------------
+
+// The words a bound queue rewrites when a 64-bit slot goes from `a` to `b`: one 64-bit slot on a host device; on NV
+// the 32-bit halves that differ (NvBoundQueue::store64).
+size_t words_between(bool nv, uint64_t a, uint64_t b) {
+  if (!nv) return a != b;
+  return size_t{static_cast<uint32_t>(a) != static_cast<uint32_t>(b)} + size_t{(a >> 32) != (b >> 32)};
+}
+
+uint64_t address_of(const Tensor& t) { return buffer_device_address(frontend::plain_buffer(t.uop())); }
+
+TEST(JitWords, AReplayRewritesOnlyTheWordsWhoseValuesChanged) {
+  Jit jit([](std::span<const Tensor> in) { return std::vector<Tensor>{in[0] + 1}; });
+  Tensor a = floats({1, 2, 3}), b = floats({10, 20, 30});
+  const bool nv = on_nv(a);
+  jit({a});
+  jit({a});
+  jit({a});
+  // The completion signal's value goes 1 -> 2: one word (on NV its low half; the high half stays 0).
+  jit({a});
+  EXPECT_EQ(jit.stats().last_words, 1u);
+  // A new input: its address (CPU: one 64-bit slot; NV: the halves of the parameter in constant bank 0 that differ,
+  // one when both buffers lie in the same 4 GiB) and the signal's word.
+  EXPECT_EQ(jit({b})[0].tolist<float>(), (std::vector<float>{11, 21, 31}));
+  EXPECT_EQ(jit.stats().last_words, words_between(nv, address_of(a), address_of(b)) + 1);
+  EXPECT_EQ(jit.stats().last_words, 2u) << "the test's buffers lie in the same 4 GiB, so one address word changed";
+}
+
+TEST(JitWords, AVariableRewritesItsWordOnlyWhenItChanges) {
+  Jit jit([](std::span<const Tensor> in, const VarVals& vars) {
+    UOp n = UOp::variable("n", 0, 1000).bind(vars.at("n"));
+    return std::vector<Tensor>{(in[0] + Tensor(n).cast(dtypes::float32)).contiguous()};
+  });
+  Tensor a = floats({1, 2, 3});
+  jit({a}, {{"n", 1}});
+  jit({a}, {{"n", 2}});
+  jit({a}, {{"n", 2}});
+  EXPECT_EQ(jit.stats().last_words, 1u) << "n unchanged: the signal's word only";
+  EXPECT_EQ(jit({a}, {{"n", 7}})[0].tolist<float>(), (std::vector<float>{8, 9, 10}));
+  // 2 -> 7: the variable's slot (NV: its low half; the high half of a small positive value is 0 before and after),
+  // and the signal's word.
+  EXPECT_EQ(jit.stats().last_words, 2u);
+}
+
+TEST(JitWords, ThreeDependentQueuesRewriteThreeSignalsAndTwoWaits) {
+  Jit jit = three_queues();
+  Tensor a = floats({1, 2, 3});
+  jit({a});
+  jit({a});
+  jit({a});
+  jit({a});
+  // Same input: each queue's completion signal (3) and the wait of the second and third on the queue before (2), each
+  // value one more than the last replay's and below 2^32: one word each on a host device and on NV (the low half).
+  EXPECT_EQ(jit.stats().last_words, 5u);
+  EXPECT_EQ(jit.stats().last_patches, 5u);
+}
+
+// ---- trace ---------------------------------------------------------------------------------------------------------
+
+// Each replay while tracing is a host span "jit replay" with its kernels and patched words, and each queue's wait for
+// the one before is a flow from the signal on one device's track to the wait on the other's. Replays while tracing is
+// off record nothing.
+TEST(JitTrace, AReplayIsAHostSpanWithQueueToQueueFlows) {
+  DOORBELL_SKIP_UNDER_PROFILE();
+  const std::string path = ::testing::TempDir() + "doorbell_trace_jit.json";
+  Jit jit = three_queues();
+  Tensor a = floats({1, 2, 3});
+  jit({a});
+  jit({a});
+  jit({a});  // untraced
+  trace::start();
+  EXPECT_EQ(jit({a})[0].tolist<float>(), (std::vector<float>{7, 9, 11}));
+  EXPECT_EQ(jit({a})[0].tolist<float>(), (std::vector<float>{7, 9, 11}));
+  trace::stop(path);
+  jit({a});  // untraced
+  const testing::TraceFile t = testing::TraceFile::load(path);
+  std::vector<const testing::TraceEvent*> replays;
+  for (const testing::TraceEvent* e : t.find("X", "run", "host"))
+    if (e->name == "jit replay") replays.push_back(e);
+  ASSERT_EQ(replays.size(), 2u);
+  for (const testing::TraceEvent* r : replays) {
+    EXPECT_EQ(r->json->at("args").at("kernels").number, 3);
+    EXPECT_EQ(r->json->at("args").at("patched words").number, 5) << "3 signals and 2 waits (JitWords)";
+    EXPECT_EQ(r->json->at("args").at("host waits").number, 1);
+  }
+  // Queue -> queue flows: here -> other and other -> here in each replay, each from a signal slice to a wait slice
+  // on another device's queue track, within the replay's span (device times are on the host's clock).
+  const std::string here = a.device(), other = other_device(a);
+  int flows = 0;
+  for (const testing::TraceEvent* s : t.find("s", "flow")) {
+    for (const testing::TraceEvent* f : t.find("f", "flow")) {
+      if (f->id != s->id) continue;
+      flows++;
+      EXPECT_TRUE((s->process == here && f->process == other) || (s->process == other && f->process == here)) << s->process << " -> " << f->process;
+      bool in_signal = false, in_wait = false;
+      for (const testing::TraceEvent* x : t.find("X", "signal", s->process, s->thread)) in_signal |= x->ts <= s->ts && s->ts <= x->ts + x->dur;
+      for (const testing::TraceEvent* w : t.find("X", "wait", f->process, f->thread)) in_wait |= w->ts <= f->ts && f->ts <= w->ts + w->dur;
+      EXPECT_TRUE(in_signal) << "flow " << s->id << " leaves no signal slice";
+      EXPECT_TRUE(in_wait) << "flow " << f->id << " ends in no wait slice";
+      bool within = false;
+      for (const testing::TraceEvent* r : replays) within |= r->ts <= s->ts && f->ts <= r->ts + r->dur + 1e-3;
+      EXPECT_TRUE(within) << "flow " << s->id << " lies outside every replay's span";
+    }
+  }
+  EXPECT_EQ(flows, 4);
+  testing::expect_queue_tracks_in_order(t);
+  std::remove(path.c_str());
 }
 
 // ---- memory plan ----------------------------------------------------------------------------------------------
