@@ -173,8 +173,9 @@ Device* shared_signal_owner(Device& writer, Device& waiter) {
     const JitSegment& seg = segments[i];
     if (!seg.waits) continue;
     const JitSegment& before = segments[i - 1];
-    const auto signalled = static_cast<int64_t>(before.done->timestamp());
-    const int64_t passed = seg.wait_passed != nullptr ? static_cast<int64_t>(seg.wait_passed->timestamp()) : signalled;
+    // A stamp is on the clock of the queue that wrote it (a GPU's own timer): each to the host's clock by its writer.
+    const int64_t signalled = before.device->host_time_ns(before.done->timestamp());
+    const int64_t passed = seg.wait_passed != nullptr ? seg.device->host_time_ns(seg.wait_passed->timestamp()) : signalled;
     trace::signal_to_queue_wait(before.device->name(), queue_name(before), before.done->name(), before.value, signalled,
                                 seg.device->name(), queue_name(seg), std::min(submitted[i], passed), passed);
   }
