@@ -9,8 +9,9 @@
 // when the device leaves the host thread a core of its own (CpuDevice::free_cpu; the host thread then runs there),
 // else between two threads wherever the scheduler puts them, as it puts the host thread. start_ratio and
 // done_ratio are the medians over that one way and round trip.
-// BM_*Dispatch/<workers>/<waiters_help>: with waiters_help 1 (the default) the host thread waiting on the done
-// signal runs the device's work itself (hcq/cpu/cpu_device.h); 0 is the device without it, measured in the same run.
+// BM_*Dispatch/<workers>/<waiters_help>: with waiters_help 1 the host thread waiting on the done signal runs the
+// device's work itself (hcq/cpu/cpu_device.h); 0 is the device without it, measured in the same run. The default
+// (-1) is 1 where the device's threads and the host's fill every core (all workers), else 0.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>

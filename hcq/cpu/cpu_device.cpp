@@ -65,16 +65,20 @@ std::shared_ptr<const LoadedProgram> CpuDevice::load(const UOp& program) {
 
 CpuDevice::CpuDevice(CpuDeviceOptions options, std::string name) : Device(std::move(name)), options_(options), slots_(kRingSlots) {
   set_target(cpu_c_target());
-  // Made by Device's constructor, before this device could place it.
-  if (options_.waiters_help) timeline_signal().set_help_waiter(&CpuDevice::help_waiter, this);
   if (options_.spin_ns < 0) {
     throw std::invalid_argument("CpuDevice: spin_ns " + std::to_string(options_.spin_ns) + "; expected >= 0");
   }
-  worker_count_ = resolve_workers(options_.workers);
-  if (options_.pure_spin_ns < 0) {
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    options_.pure_spin_ns = worker_count_ + 1 <= cores ? options_.spin_ns : kPureSpinNs;
+  if (options_.waiters_help < -1 || options_.waiters_help > 1) {
+    throw std::invalid_argument("CpuDevice: waiters_help " + std::to_string(options_.waiters_help) +
+                                "; expected -1 (when the device's threads leave the waiter no core), 0 or 1");
   }
+  worker_count_ = resolve_workers(options_.workers);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const bool waiter_has_a_core = worker_count_ + 1 <= cores;
+  if (options_.pure_spin_ns < 0) options_.pure_spin_ns = waiter_has_a_core ? options_.spin_ns : kPureSpinNs;
+  if (options_.waiters_help < 0) options_.waiters_help = waiter_has_a_core ? 0 : 1;
+  // Made by Device's constructor, before this device could place it.
+  if (options_.waiters_help != 0) timeline_signal().set_help_waiter(&CpuDevice::help_waiter, this);
   workers_.reserve(worker_count_ - 1);
   std::vector<int> cpus = options_.pin_threads ? allowed_cpus() : std::vector<int>{};
   const bool pin = cpus.size() >= worker_count_;
@@ -259,7 +263,7 @@ void CpuDevice::dispatcher_loop() {
 
 SignalPlacement CpuDevice::place_signal() {
   SignalPlacement p;
-  if (!options_.waiters_help) return p;
+  if (options_.waiters_help == 0) return p;
   p.help_waiter = &CpuDevice::help_waiter;
   p.help_context = this;
   return p;

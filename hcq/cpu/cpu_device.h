@@ -46,8 +46,12 @@ struct CpuDeviceOptions {
   // until it balances them again, milliseconds later (a 4096 x 1024 softmax measured at 1.6 ms, or 3.3 ms in such
   // runs, on this 2-core machine).
   bool pin_threads = true;
-  // Whether a host thread waiting on one of the device's signals runs the device's work meanwhile (see above).
-  bool waiters_help = true;
+  // Whether a host thread waiting on one of the device's signals runs the device's work meanwhile (see above). -1:
+  // when the device's threads and that host thread do not fit on the machine's cores (as pure_spin_ns), which is the
+  // oversubscription helping cures; with a core of its own the waiter only races the dispatcher for the ring right
+  // after the submit (one worker on 2 cores: submit -> start 1.8x the ping-pong one way without, 2.2-2.5x with,
+  // bench_hcq BM_BoundQueueDispatch/1/0 vs /1/1). 0: never; 1: always.
+  int waiters_help = -1;
   // How long a submit may wait for room in a full ring without the device finishing anything before it throws,
   // naming the wait the ring is stuck behind (one that only the submitting thread may be able to satisfy).
   std::chrono::milliseconds submit_timeout = kDefaultWaitTimeout;
@@ -68,6 +72,8 @@ class CpuDevice final : public Device {
   std::shared_ptr<BoundQueue> bind(const HWQueue& queue) override;
   void submit_bound(std::shared_ptr<const BoundQueue> queue) override;
   uint32_t worker_count() const { return worker_count_; }
+  // Whether a host thread waiting on this device's signals runs its work (CpuDeviceOptions::waiters_help, resolved).
+  bool waiters_help() const { return options_.waiters_help != 0; }
   // The CPU thread `index` (0: the dispatcher) is pinned to, or -1 when the threads are not pinned.
   int thread_cpu(uint32_t index) const;
   // A CPU the calling thread may run on that none of the device's threads is pinned to, or -1 (none free, or the

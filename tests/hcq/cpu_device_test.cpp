@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -154,8 +155,9 @@ TEST(CpuDevice, ACoreIdIsNotHeldBackBehindABlockedOneOnTheSameThread) {
 // waiting on the exec's signal, can run it. The dispatcher holds the ring (`started` shows it took the submission,
 // whose wait on `gate` a waiting host thread would not run), so the host can only help with core ids.
 TEST(CpuDevice, AHostThreadWaitingOnTheDeviceRunsCoreIdsTheDeviceThreadsCannot) {
-  // Unpinned, so that the host may help wherever it runs (pinned, it claims core ids only off the device's CPUs).
-  CpuDevice dev(CpuDeviceOptions{.workers = 2, .pin_threads = false});
+  // Unpinned, so that the host may help wherever it runs (pinned, it claims core ids only off the device's CPUs);
+  // helping asked for, since by default a waiter helps only where the device's threads leave it no core.
+  CpuDevice dev(CpuDeviceOptions{.workers = 2, .pin_threads = false, .waiters_help = 1});
   std::array<std::atomic<int32_t>, 3> flags{};
   std::array<std::thread::id, 3> ids{};
   Signal& started = dev.new_signal("started");
@@ -213,6 +215,24 @@ TEST(CpuDevice, ManyThreadsSubmittingAndWaitingRunEveryCoreIdExactlyOnce) {
     });
   for (std::thread& th : threads) th.join();
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(slots[t], std::vector<int32_t>(kCores, kRounds)) << "thread " << t;
+}
+
+// By default a waiter helps exactly where it would otherwise spin beside the device's threads on a shared core: the
+// device's threads and one host thread do not fit on the machine's cores. Asked for, helping is on or off anywhere.
+TEST(CpuDevice, AWaiterHelpsByDefaultOnlyWhereTheDevicesThreadsLeaveItNoCore) {
+  const uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_TRUE(CpuDevice(CpuDeviceOptions{.workers = cores}).waiters_help()) << cores << " workers on " << cores << " cores";
+  if (cores >= 2) {
+    EXPECT_FALSE(CpuDevice(CpuDeviceOptions{.workers = cores - 1}).waiters_help()) << cores - 1 << " workers on " << cores << " cores";
+  }
+  EXPECT_TRUE(CpuDevice(CpuDeviceOptions{.workers = 1, .waiters_help = 1}).waiters_help());
+  EXPECT_FALSE(CpuDevice(CpuDeviceOptions{.workers = cores + 1, .waiters_help = 0}).waiters_help());
+  try {
+    CpuDevice bad(CpuDeviceOptions{.workers = 1, .waiters_help = 2});
+    ADD_FAILURE() << "waiters_help 2 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "CpuDevice: waiters_help 2; expected -1 (when the device's threads leave the waiter no core), 0 or 1");
+  }
 }
 
 TEST(CpuDevice, MoreCoresThanWorkersStillRunsEveryCoreIdOnce) {
