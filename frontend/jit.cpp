@@ -138,11 +138,27 @@ struct JitSegment {
   bool waits = false;
   size_t wait_command = 0;
   bool host_waits = false;
-  Signal* wait_passed = nullptr;  // a capture made while tracing: stamped when the wait passed
+  Signal* wait_passed = nullptr;  // traced capture: stamped when the wait passed
   // A cross-device copy instead of a queue: dst <- src, each an input index or -1 for the buffer itself.
   bool host_copy = false;
   UOp dst, src;
   int dst_input = -1, src_input = -1;
+};
+
+// A capture made while tracing recorded (trace.h) brackets each kernel and copy with timestamps, as run_linear does;
+// its replays draw them. Other captures record none: an untraced replay stamps nothing.
+struct JitTimed {
+  size_t segment;
+  std::string name;
+  std::vector<trace::Arg> args;
+  bool copy;
+  Signal *start, *end;
+};
+
+// A host wait of a traced replay: for the queue `segment`, from start to end.
+struct JitHostWait {
+  size_t segment;
+  int64_t start, end;
 };
 
 namespace {
@@ -158,26 +174,39 @@ Device* shared_signal_owner(Device& writer, Device& waiter) {
   return nullptr;
 }
 
-// A traced replay: its host span, and each queue's device-side wait for the queue before it as a flow from the one's
-// signal to the other's wait (the signal's time from the queue that wrote it; the wait from the host's submission of
-// the waiting queue, or from when the wait passed in a capture made while tracing, to the signal). Kernel slices are
-// left to run_linear: a Jit replayed in a loop (the latency suite) would draw each kernel of every replay, and the
-// trace grows by that much. Out of line and cold: the untraced replay only tests the flag.
-[[gnu::cold, gnu::noinline]] void trace_replay(const std::vector<JitSegment>& segments, const std::vector<int64_t>& submitted,
-                                               const Jit::Stats& stats, int64_t replay_start, size_t words, size_t host_waits) {
+// A traced replay, drawn once its queues are done, each queue's track in the order it ran: the host span, the
+// queue -> queue waits, the kernels and copies a traced capture stamped, and the host's waits. Out of line and cold:
+// the untraced replay only tests the flag.
+[[gnu::cold, gnu::noinline]] void trace_replay(const std::vector<JitSegment>& segments, const std::vector<JitTimed>& timed_calls,
+                                               const Jit::Stats& stats, int64_t replay_start, size_t words, size_t host_waits,
+                                               const std::vector<JitHostWait>& waits) {
   trace::host_span("jit replay", "run", replay_start, monotonic_ns(),
                    {trace::arg("kernels", static_cast<int64_t>(stats.kernels)), trace::arg("queues", static_cast<int64_t>(stats.queues)),
                     trace::arg("patched words", static_cast<int64_t>(words)), trace::arg("host waits", static_cast<int64_t>(host_waits))});
   auto queue_name = [](const JitSegment& seg) { return seg.copies ? "copy" : "compute"; };
+  size_t timed = 0, waited = 0;
   for (size_t i = 0; i < segments.size(); i++) {
     const JitSegment& seg = segments[i];
-    if (!seg.waits) continue;
-    const JitSegment& before = segments[i - 1];
+    if (seg.host_copy) continue;
     // A stamp is on the clock of the queue that wrote it (a GPU's own timer): each to the host's clock by its writer.
-    const int64_t signalled = before.device->host_time_ns(before.done->timestamp());
-    const int64_t passed = seg.wait_passed != nullptr ? seg.device->host_time_ns(seg.wait_passed->timestamp()) : signalled;
-    trace::signal_to_queue_wait(before.device->name(), queue_name(before), before.done->name(), before.value, signalled,
-                                seg.device->name(), queue_name(seg), std::min(submitted[i], passed), passed);
+    Device& d = *seg.device;
+    if (seg.waits) {  // the previous queue's signal ended this queue's wait, on the device
+      const JitSegment& before = segments[i - 1];
+      const int64_t signalled = before.device->host_time_ns(before.done->timestamp());
+      const int64_t passed = seg.wait_passed != nullptr ? d.host_time_ns(seg.wait_passed->timestamp()) : signalled;
+      trace::signal_to_queue_wait(before.device->name(), queue_name(before), before.done->name(), before.value, signalled,
+                                  d.name(), queue_name(seg), std::min(signalled, passed), passed);
+    }
+    for (; timed < timed_calls.size() && timed_calls[timed].segment == i; timed++) {
+      const JitTimed& t = timed_calls[timed];
+      trace::device_span(d.name(), queue_name(seg), t.name, t.copy ? "copy" : "kernel", d.host_time_ns(t.start->timestamp()),
+                         d.host_time_ns(t.end->timestamp()), t.args);
+    }
+    if (waited < waits.size() && waits[waited].segment == i) {
+      const JitHostWait& w = waits[waited++];
+      const int64_t signalled = d.host_time_ns(seg.done->timestamp());
+      trace::signal_to_host_wait(d.name(), queue_name(seg), seg.done->name(), seg.value, signalled, signalled, w.start, w.end);
+    }
   }
 }
 
@@ -201,6 +230,7 @@ struct Jit::Captured {
   // Tensors the function read without taking them as inputs, and the value each held at capture.
   std::vector<std::pair<std::weak_ptr<Tensor::State>, UOp>> by_value;
   Stats stats;
+  std::vector<JitTimed> timed;
 };
 
 Jit::Jit(Function fn) : fn_(std::move(fn)) {
@@ -354,6 +384,13 @@ std::vector<Tensor> Jit::capture(std::span<const Tensor> inputs, const VarVals& 
       const LoadedProgram& loaded = d.program(programs[k]);
       JitSegment& seg = segment_for(d, false);
       const size_t segment = static_cast<size_t>(&seg - c->segments.data());
+      if (traced) {
+        c->timed.push_back({segment, info.name,
+                            {trace::arg("launch", info.launch_string()), trace::arg("grid", dims(info.global_size)),
+                             trace::arg("block", dims(info.local_size)), trace::arg("ops", info.ops), trace::arg("bytes", info.bytes)},
+                            false, &d.new_signal("jit timestamp"), &d.new_signal("jit timestamp")});
+        seg.queue.timestamp(*c->timed.back().start);
+      }
       const size_t command = seg.queue.size();
       std::vector<uint64_t> addresses;
       for (int64_t s = 0; s < info.buffers; s++) {
@@ -375,6 +412,7 @@ std::vector<Tensor> Jit::capture(std::span<const Tensor> inputs, const VarVals& 
         c->var_names.insert(var.name);
       }
       seg.queue.exec(loaded, addresses, values, dims(info.global_size), dims(info.local_size));
+      if (traced) seg.queue.timestamp(*c->timed.back().end);
       c->stats.kernels++;
       continue;
     }
@@ -397,10 +435,16 @@ std::vector<Tensor> Jit::capture(std::span<const Tensor> inputs, const VarVals& 
     }
     JitSegment& seg = segment_for(*runs, runs->separate_copy_queue());
     const size_t segment = static_cast<size_t>(&seg - c->segments.data());
+    if (traced) {
+      c->timed.push_back({segment, "copy " + from.name() + " -> " + to.name(), {trace::arg("bytes", static_cast<int64_t>(buffer_bytes(src).size()))},
+                          true, &runs->new_signal("jit timestamp"), &runs->new_signal("jit timestamp")});
+      seg.queue.timestamp(*c->timed.back().start);
+    }
     const uint64_t to_address = address_on(dst, *runs), from_address = address_on(src, *runs);
     if (int in = input_index(dst); in >= 0) c->input_patches[in].push_back({segment, seg.queue.size(), 0, to_address, true});
     if (int in = input_index(src); in >= 0) c->input_patches[in].push_back({segment, seg.queue.size(), 1, from_address, true});
     seg.queue.copy(reinterpret_cast<void*>(to_address), reinterpret_cast<const void*>(from_address), buffer_bytes(src).size());
+    if (traced) seg.queue.timestamp(*c->timed.back().end);
     // A host device writing a GPU's mapped memory: the fence orders those writes before the signal the GPU waits on
     // (a write-combined mapping is drained only by a full fence).
     if (&to != runs && !to.host_memory()) seg.queue.memory_barrier();
@@ -501,11 +545,12 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
   // and at the end. Every queue ran once the last finished: each started after the one before it had.
   JitSegment* unwaited = nullptr;  // the last queue submitted that the host has not waited for
   size_t host_waits = 0;
-  std::vector<int64_t> submitted;  // when each queue was submitted, only while tracing
-  if (tracing) submitted.assign(c.segments.size(), 0);
+  std::vector<JitHostWait> traced_waits;  // only while tracing
   auto host_wait = [&]() {
     if (unwaited == nullptr) return;
+    const int64_t start = tracing ? monotonic_ns() : 0;
     unwaited->done->wait(unwaited->value);
+    if (tracing) traced_waits.push_back({static_cast<size_t>(unwaited - c.segments.data()), start, monotonic_ns()});
     unwaited = nullptr;
     host_waits++;
   };
@@ -527,14 +572,13 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
       patches++;
     }
     if (seg.host_waits) host_wait();
-    if (tracing) submitted[i] = monotonic_ns();
     seg.queue.submit(*seg.device);
     unwaited = &seg;
   }
   host_wait();
   c.stats.host_waits = host_waits;
   c.stats.last_words = words;
-  if (tracing) trace_replay(c.segments, submitted, c.stats, replay_start, words, host_waits);
+  if (tracing) trace_replay(c.segments, c.timed, c.stats, replay_start, words, host_waits, traced_waits);
   c.stats.last_patches = patches;
   calls_++;
   return c.outputs;
