@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "hcq/json_text.h"
 #include "hcq/wait_primitives.h"
 
 namespace doorbell::trace {
@@ -54,23 +55,6 @@ const std::string& host_thread_name() {
   return name;
 }
 
-std::string quote(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (static_cast<unsigned char>(ch) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(ch));
-      out += escaped;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
 // Trace-event times are microseconds; three decimals keep every nanosecond.
 std::string micros(int64_t ns) {
   char text[40];
@@ -100,7 +84,7 @@ std::atomic<bool> g_recording{profile_env()};
 }
 
 Arg arg(std::string key, int64_t value) { return {std::move(key), std::to_string(value)}; }
-Arg arg(std::string key, std::string_view text) { return {std::move(key), quote(text)}; }
+Arg arg(std::string key, std::string_view text) { return {std::move(key), json_quote(text)}; }
 Arg arg(std::string key, const std::array<uint32_t, 3>& d) {
   return {std::move(key), "[" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + "]"};
 }
@@ -195,7 +179,7 @@ size_t write(const std::string& path) {
   std::string body;
   auto meta = [&](const char* what, int pid, int tid, const std::string& name) {
     body += std::string(body.empty() ? "" : ",\n") + "{\"ph\":\"M\",\"name\":\"" + what + "\",\"pid\":" + std::to_string(pid) +
-            ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":" + quote(name) + "}}";
+            ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":" + json_quote(name) + "}}";
   };
   meta("process_name", 1, 0, kHost);
   auto track = [&](const Event& e) {
@@ -207,14 +191,14 @@ size_t write(const std::string& path) {
   };
   for (const Event& e : events) {
     auto [pid, tid] = track(e);
-    std::string line = "{\"ph\":\"" + std::string(1, e.phase) + "\",\"name\":" + quote(e.name) + ",\"cat\":" + quote(e.category) +
+    std::string line = "{\"ph\":\"" + std::string(1, e.phase) + "\",\"name\":" + json_quote(e.name) + ",\"cat\":" + json_quote(e.category) +
                        ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":" + micros(e.ts_ns);
     if (e.phase == 'X') line += ",\"dur\":" + micros(e.dur_ns);
     if (e.phase == 's' || e.phase == 'f') line += ",\"id\":" + std::to_string(e.flow_id);
     if (e.phase == 'f') line += ",\"bp\":\"e\"";  // binds to the slice enclosing its time (the host wait)
     if (!e.args.empty()) {
       line += ",\"args\":{";
-      for (size_t i = 0; i < e.args.size(); i++) line += (i ? "," : "") + quote(e.args[i].key) + ":" + e.args[i].json;
+      for (size_t i = 0; i < e.args.size(); i++) line += (i ? "," : "") + json_quote(e.args[i].key) + ":" + e.args[i].json;
       line += "}";
     }
     body += ",\n" + line + "}";

@@ -20,7 +20,7 @@
 #include "hcq/wait_primitives.h"
 #include "kernel-interface/driver_seams.h"
 #include "tools/device_kernel.h"
-#include "tools/json_text.h"
+#include "hcq/json_text.h"
 
 namespace doorbell::bench {
 namespace {

@@ -19,6 +19,7 @@
 #include "hcq/compile_linear.h"
 #include "hcq/cpu/cpu_device.h"
 #include "hcq/devices.h"
+#include "hcq/json_text.h"
 #include "hcq/run_linear.h"
 #include "hcq/wait_primitives.h"
 #include "ir/environment.h"
@@ -336,18 +337,6 @@ std::string iso_date_utc() {
   return buf;
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\', out += ch;
-    else if (static_cast<unsigned char>(ch) < 0x20) out += format("\\u%04x", ch);
-    else out += ch;
-  }
-  return out + "\"";
-}
-
-std::string json_number(double v) { return std::isfinite(v) ? format("%.6g", v) : "null"; }
-
 std::string json_array(const std::vector<double>& v) {
   std::string out = "[";
   for (size_t i = 0; i < v.size(); i++) out += (i ? ", " : "") + format("%.0f", v[i]);
@@ -611,28 +600,28 @@ void check_json_path(const std::string& path) {
 
 void write_suite_json(const SuiteResult& result, const std::string& path) {
   std::ostringstream j;
-  j << "{\n  \"suite\": " << json_string(result.full ? "full" : "short") << ",\n";
-  j << "  \"machine\": {\"cpu_model\": " << json_string(result.cpu_model) << ", \"threads\": " << result.threads
-    << ", \"date\": " << json_string(result.date) << "},\n";
-  j << "  \"repeats\": " << result.repeats << ",\n  \"wall_s\": " << json_number(result.wall_s) << ",\n  \"cases\": [\n";
+  j << "{\n  \"suite\": " << json_quote(result.full ? "full" : "short") << ",\n";
+  j << "  \"machine\": {\"cpu_model\": " << json_quote(result.cpu_model) << ", \"threads\": " << result.threads
+    << ", \"date\": " << json_quote(result.date) << "},\n";
+  j << "  \"repeats\": " << result.repeats << ",\n  \"wall_s\": " << json_figure(result.wall_s) << ",\n  \"cases\": [\n";
   for (size_t i = 0; i < result.cases.size(); i++) {
     const CaseResult& r = result.cases[i];
-    j << "    {\"name\": " << json_string(r.info.name) << ", \"sizes\": " << json_string(r.info.sizes)
-      << ", \"kernels\": " << r.kernels << ", \"doorbell_ns\": " << json_number(r.doorbell_ns)
-      << ", \"doorbell_samples_ns\": " << json_array(r.doorbell_samples) << ", \"floor\": " << json_string(r.info.floor_name)
+    j << "    {\"name\": " << json_quote(r.info.name) << ", \"sizes\": " << json_quote(r.info.sizes)
+      << ", \"kernels\": " << r.kernels << ", \"doorbell_ns\": " << json_figure(r.doorbell_ns)
+      << ", \"doorbell_samples_ns\": " << json_array(r.doorbell_samples) << ", \"floor\": " << json_quote(r.info.floor_name)
       << ", \"floor_available\": " << (r.floor_available ? "true" : "false")
-      << ", \"floor_note\": " << json_string(r.floor_note) << ", \"floor_ns\": " << json_number(r.floor_ns)
-      << ", \"floor_samples_ns\": " << json_array(r.floor_samples) << ", \"ratio\": " << json_number(r.ratio)
-      << ", \"throughput\": " << json_number(r.throughput) << ", \"floor_throughput\": " << json_number(r.floor_throughput)
-      << ", \"unit\": " << json_string(r.info.flops_unit ? "GFLOP/s" : "GB/s")
-      << ", \"check\": " << json_string(r.check.ok ? "ok" : "MISMATCH") << ", \"check_detail\": " << json_string(r.check.detail)
+      << ", \"floor_note\": " << json_quote(r.floor_note) << ", \"floor_ns\": " << json_figure(r.floor_ns)
+      << ", \"floor_samples_ns\": " << json_array(r.floor_samples) << ", \"ratio\": " << json_figure(r.ratio)
+      << ", \"throughput\": " << json_figure(r.throughput) << ", \"floor_throughput\": " << json_figure(r.floor_throughput)
+      << ", \"unit\": " << json_quote(r.info.flops_unit ? "GFLOP/s" : "GB/s")
+      << ", \"check\": " << json_quote(r.check.ok ? "ok" : "MISMATCH") << ", \"check_detail\": " << json_quote(r.check.detail)
       << "}" << (i + 1 < result.cases.size() ? "," : "") << "\n";
   }
   j << "  ],\n  \"dispatch\": [\n";
   for (size_t i = 0; i < result.latency.size(); i++) {
     const LatencyResult& l = result.latency[i];
-    j << "    {\"name\": " << json_string(l.name) << ", \"doorbell_ns\": " << json_number(l.doorbell_ns)
-      << ", \"floor\": " << json_string(l.floor_name) << ", \"floor_ns\": " << json_number(l.floor_ns)
+    j << "    {\"name\": " << json_quote(l.name) << ", \"doorbell_ns\": " << json_figure(l.doorbell_ns)
+      << ", \"floor\": " << json_quote(l.floor_name) << ", \"floor_ns\": " << json_figure(l.floor_ns)
       << ", \"samples\": " << l.samples << "}" << (i + 1 < result.latency.size() ? "," : "") << "\n";
   }
   j << "  ],\n  \"latency\": " << latency_json(result.latency_section, 2) << "\n}\n";

@@ -25,7 +25,7 @@
 #include "ir/environment.h"
 #include "tools/bench_suite.h"
 #include "tools/device_kernel.h"
-#include "tools/json_text.h"
+#include "hcq/json_text.h"
 #include "tools/nv_experiments.h"
 
 namespace doorbell {

@@ -13,7 +13,7 @@
 #include "hcq/nv/nv_variants.h"
 #include "hcq/wait_primitives.h"
 #include "tools/device_kernel.h"
-#include "tools/json_text.h"
+#include "hcq/json_text.h"
 
 namespace doorbell {
 namespace {

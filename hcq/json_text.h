@@ -1,13 +1,14 @@
-// JSON text for the reports the `doorbell` program writes: a quoted, escaped string and a number (null when not
-// finite, which JSON cannot hold).
+// JSON text for what doorbell writes (the timeline trace, the bench and device-check reports): a quoted, escaped
+// string and a number (null when not finite, which JSON cannot hold).
 #pragma once
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 namespace doorbell {
 
-inline std::string json_quote(const std::string& s) {
+inline std::string json_quote(std::string_view s) {
   std::string out = "\"";
   for (char ch : s) {
     if (ch == '"' || ch == '\\') {
