@@ -31,6 +31,15 @@ std::array<uint32_t, 3> dims(const std::array<int64_t, 3>& a) {
   return {static_cast<uint32_t>(a[0]), static_cast<uint32_t>(a[1]), static_cast<uint32_t>(a[2])};
 }
 
+// Runs fn once and appends its wall time to `samples`. What fn assigns to the caller's variables is released after
+// the timing, where the caller's loop iteration ends.
+template <class F>
+void time_into(std::vector<int64_t>& samples, F&& fn) {
+  const int64_t t0 = monotonic_ns();
+  fn();
+  samples.push_back(monotonic_ns() - t0);
+}
+
 double median(std::vector<int64_t>& v) {
   if (v.empty()) return 0;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
@@ -56,27 +65,15 @@ void BM_JitReplayVsRealizeVsDirect(benchmark::State& state) {
   uint64_t value = 0;
   std::vector<int64_t> replay_ns, realize_ns, queue_ns, direct_ns;
   for (auto _ : state) {
-    int64_t t0 = monotonic_ns();
-    benchmark::DoNotOptimize(jit({x}));
-    int64_t t1 = monotonic_ns();
-    replay_ns.push_back(t1 - t0);
-
-    t0 = monotonic_ns();
-    Tensor y = (x + 1).realize();
-    t1 = monotonic_ns();
-    realize_ns.push_back(t1 - t0);
-
-    t0 = monotonic_ns();
-    HWQueue q;
-    q.exec(loaded, addresses, {}, grid, {1, 1, 1}).signal(done, ++value).submit(d);
-    done.wait(value);
-    t1 = monotonic_ns();
-    queue_ns.push_back(t1 - t0);
-
-    t0 = monotonic_ns();
-    host->run(args, nullptr, 0, 1);
-    t1 = monotonic_ns();
-    direct_ns.push_back(t1 - t0);
+    time_into(replay_ns, [&] { benchmark::DoNotOptimize(jit({x})); });
+    Tensor y;
+    time_into(realize_ns, [&] { y = (x + 1).realize(); });
+    HWQueue q;  // a fresh queue each time, released after the timing as y is
+    time_into(queue_ns, [&] {
+      q.exec(loaded, addresses, {}, grid, {1, 1, 1}).signal(done, ++value).submit(d);
+      done.wait(value);
+    });
+    time_into(direct_ns, [&] { host->run(args, nullptr, 0, 1); });
   }
   if (jit({x})[0].tolist<float>() != std::vector<float>{2, 3, 4}) return state.SkipWithError("the replay computed a wrong value");
   const double replay = median(replay_ns), realize = median(realize_ns), queue = median(queue_ns), direct = median(direct_ns);
@@ -121,22 +118,14 @@ void BM_JitReplayVsRealizeNv(benchmark::State& state) {
   uint64_t value = 0;
   std::vector<int64_t> replay_ns, realize_ns, queue_ns;
   for (auto _ : state) {
-    int64_t t0 = monotonic_ns();
-    benchmark::DoNotOptimize(jit({x}));
-    int64_t t1 = monotonic_ns();
-    replay_ns.push_back(t1 - t0);
-
-    t0 = monotonic_ns();
-    Tensor y = (x + 1).realize();
-    t1 = monotonic_ns();
-    realize_ns.push_back(t1 - t0);
-
-    t0 = monotonic_ns();
-    HWQueue q;
-    q.exec(loaded, addresses, {}, dims(info.global_size), dims(info.local_size)).signal(done, ++value).submit(d);
-    done.wait(value);
-    t1 = monotonic_ns();
-    queue_ns.push_back(t1 - t0);
+    time_into(replay_ns, [&] { benchmark::DoNotOptimize(jit({x})); });
+    Tensor y;
+    time_into(realize_ns, [&] { y = (x + 1).realize(); });
+    HWQueue q;  // a fresh queue each time, released after the timing as y is
+    time_into(queue_ns, [&] {
+      q.exec(loaded, addresses, {}, dims(info.global_size), dims(info.local_size)).signal(done, ++value).submit(d);
+      done.wait(value);
+    });
   }
   if (jit({x})[0].to("CPU").tolist<float>() != std::vector<float>{2, 3, 4}) return state.SkipWithError("the replay computed a wrong value");
   const double replay = median(replay_ns), realize = median(realize_ns), queue = median(queue_ns);
@@ -162,16 +151,12 @@ void BM_JitThreeQueuesVsRealizeNv(benchmark::State& state) {
   jit(in);
   std::vector<int64_t> replay_ns, realize_ns;
   for (auto _ : state) {
-    int64_t t0 = monotonic_ns();
-    benchmark::DoNotOptimize(jit(in));
-    int64_t t1 = monotonic_ns();
-    replay_ns.push_back(t1 - t0);
-
-    t0 = monotonic_ns();
-    std::vector<Tensor> y = f(in);
-    Tensor::realize(y);
-    t1 = monotonic_ns();
-    realize_ns.push_back(t1 - t0);
+    time_into(replay_ns, [&] { benchmark::DoNotOptimize(jit(in)); });
+    std::vector<Tensor> y;
+    time_into(realize_ns, [&] {
+      y = f(in);
+      Tensor::realize(y);
+    });
   }
   if (jit(in)[0].to("CPU").tolist<float>() != std::vector<float>{7, 9, 11}) return state.SkipWithError("the replay computed a wrong value");
   const double replay = median(replay_ns), realize = median(realize_ns);
