@@ -39,7 +39,9 @@ struct EngineHooks {
   std::function<void(uint32_t context_id)> interrupt;  // to the KFD's event handling
   std::function<void(const QueueFault&)> fault;        // called once, from the engine's thread
   std::function<uint64_t()> clock;                      // the 100 MHz GPU timestamp counter
-  ShaderCoreOptions shader;                             // how dispatches run (PM4 only)
+  // Runs one dispatch to completion (PM4 only): the shader core's run_dispatch (shader_core.h) in the emulated GPU,
+  // a recorder in the engines' own tests. Throws ShaderFault for a faulting program, which faults the queue.
+  std::function<void(const DispatchState&)> dispatch;
 };
 
 class QueueEngine {
