@@ -8,10 +8,12 @@ set -euo pipefail
 
 DOORBELL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # libopenblas-dev is for benchmarks only: `doorbell bench` and bench_cpu_limits load OpenBLAS at run time (dlopen) as
-# the sgemm floor; nothing links it, and without it that floor reports "unavailable".
+# the sgemm floor; nothing links it, and without it that floor reports "unavailable". libdrm-dev is for a check
+# only: kernel-interface/amd reads the amdgpu render node with its own constants and, where libdrm's amdgpu_drm.h is
+# installed, checks them against it at compile time (the GPU machines build without it).
 DOORBELL_PACKAGES=(build-essential cmake ninja-build ccache git llvm-19-dev clang-19 lld-19
                    libgtest-dev libgmock-dev libbenchmark-dev pkg-config libpciaccess-dev
-                   libopenblas-dev)
+                   libopenblas-dev libdrm-dev)
 
 # Each line with the time since the script started (bash SECONDS), so a CI log shows where its minutes go.
 doorbell_say() { printf '==> [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
