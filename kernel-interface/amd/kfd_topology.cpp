@@ -21,20 +21,15 @@ std::string trimmed(const std::string& text) {
   return text.substr(first, text.find_last_not_of(" \t\r\n") + 1 - first);
 }
 
-uint64_t parse_decimal(const std::string& text, const std::string& path, const std::string& what) {
-  uint64_t value = 0;
+bool parse_decimal_value(const std::string& text, uint64_t& value) {
   const char* end = text.data() + text.size();
   const auto [next, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc{} || next != end) {
-    throw std::runtime_error(path + ": " + what + " '" + text + "' is not a decimal number");
-  }
-  return value;
+  return !text.empty() && error == std::errc{} && next == end;
 }
 
-// "key value" lines, decimal values (amdkfd/kfd_topology.c prints every property with sysfs_show_64bit_prop or
-// sysfs_show_32bit_prop as "%s %llu\n").
-std::map<std::string, uint64_t> parse_properties(const std::string& text, const std::string& path) {
-  std::map<std::string, uint64_t> properties;
+// "key value" lines (amdkfd/kfd_topology.c node_show prints every property with sysfs_show_32bit_prop or
+// sysfs_show_64bit_prop, "%s %u\n" / "%s %llu\n"); a value that is not decimal goes to non_decimal_properties.
+void parse_properties(const std::string& text, const std::string& path, KfdNode& node) {
   std::size_t start = 0;
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
@@ -44,10 +39,14 @@ std::map<std::string, uint64_t> parse_properties(const std::string& text, const 
     if (line.empty()) continue;
     const auto space = line.find_first_of(" \t");
     if (space == std::string::npos) throw std::runtime_error(path + ": line '" + line + "' is not 'key value'");
-    const std::string key = line.substr(0, space);
-    properties[key] = parse_decimal(trimmed(line.substr(space)), path, "the value of " + key);
+    const std::string key = line.substr(0, space), value_text = trimmed(line.substr(space));
+    uint64_t value = 0;
+    if (parse_decimal_value(value_text, value)) {
+      node.properties[key] = value;
+    } else {
+      node.non_decimal_properties[key] = value_text;
+    }
   }
-  return properties;
 }
 
 uint32_t as_u32(const KfdNode& node, const std::string& key) {
@@ -68,6 +67,11 @@ uint64_t align_up(uint64_t value, uint64_t alignment) {
 uint64_t KfdNode::property(const std::string& key) const {
   const auto found = properties.find(key);
   if (found == properties.end()) {
+    const auto text = non_decimal_properties.find(key);
+    if (text != non_decimal_properties.end()) {
+      throw std::runtime_error("KFD node " + std::to_string(index) + ": property " + key + " is '" + text->second +
+                               "', not a decimal number");
+    }
     throw std::runtime_error("KFD node " + std::to_string(index) + " has no property " + key);
   }
   return found->second;
@@ -99,11 +103,14 @@ std::vector<KfdNode> read_kfd_topology(SyscallSeam& seam, const std::string& roo
     seam.close(probe);
     KfdNode node;
     node.index = index;
-    const uint64_t gpu_id = parse_decimal(trimmed(read_text_file(seam, gpu_id_path)), gpu_id_path, "gpu_id");
-    if (gpu_id > UINT32_MAX) throw std::runtime_error(gpu_id_path + ": gpu_id " + std::to_string(gpu_id) + " > 2^32");
+    const std::string gpu_id_text = trimmed(read_text_file(seam, gpu_id_path));
+    uint64_t gpu_id = 0;
+    if (!parse_decimal_value(gpu_id_text, gpu_id) || gpu_id > UINT32_MAX) {
+      throw std::runtime_error(gpu_id_path + ": gpu_id '" + gpu_id_text + "' is not a 32-bit decimal number");
+    }
     node.gpu_id = static_cast<uint32_t>(gpu_id);
     node.name = trimmed(read_text_file(seam, dir + "/name"));
-    node.properties = parse_properties(read_text_file(seam, dir + "/properties"), dir + "/properties");
+    parse_properties(read_text_file(seam, dir + "/properties"), dir + "/properties", node);
     nodes.push_back(std::move(node));
   }
   if (nodes.empty()) throw std::runtime_error("no KFD topology at " + root + " (" + root + "/0/gpu_id is missing)");

@@ -101,17 +101,27 @@ TEST(AmdKfdTopology, ErrorsNameThePath) {
   seam.open_errors.clear();
   add_node(seam, 1, "12x", "", "");
   EXPECT_EQ(error_of<std::runtime_error>([&] { read_kfd_topology(seam); }),
-            kRoot + "/1/gpu_id: gpu_id '12x' is not a decimal number");
+            kRoot + "/1/gpu_id: gpu_id '12x' is not a 32-bit decimal number");
+  add_node(seam, 1, "4294967296", "", "");
+  EXPECT_EQ(error_of<std::runtime_error>([&] { read_kfd_topology(seam); }),
+            kRoot + "/1/gpu_id: gpu_id '4294967296' is not a 32-bit decimal number");
   add_node(seam, 1, "12", "", "simd_count 192\nbroken\n");
   EXPECT_EQ(error_of<std::runtime_error>([&] { read_kfd_topology(seam); }),
             kRoot + "/1/properties: line 'broken' is not 'key value'");
-  add_node(seam, 1, "12", "", "simd_count -1\n");
-  EXPECT_EQ(error_of<std::runtime_error>([&] { read_kfd_topology(seam); }),
-            kRoot + "/1/properties: the value of simd_count '-1' is not a decimal number");
   seam.files.erase(kRoot + "/1/properties");
   EXPECT_EQ(error_of<std::runtime_error>([&] { read_kfd_topology(seam); }),
             "open of " + kRoot + "/1/properties failed: errno 2 (No such file or directory)");
   EXPECT_EQ(seam.open_count(), 0) << "a file was left open after an error";
+}
+
+TEST(AmdKfdTopology, ANonDecimalValueIsKeptAsTextAndNamedWhenAskedFor) {
+  FakeAmdSeam seam;
+  add_node(seam, 0, "19007", "", "simd_count 192\nunique_id 8426a31c8f14d2e8\nsimd_per_cu -1\n");
+  const KfdNode node = read_kfd_topology(seam)[0];
+  EXPECT_EQ(node.property("simd_count"), 192u);
+  EXPECT_EQ(node.non_decimal_properties.at("unique_id"), "8426a31c8f14d2e8");
+  EXPECT_EQ(error_of<std::runtime_error>([&] { node.property("simd_per_cu"); }),
+            "KFD node 0: property simd_per_cu is '-1', not a decimal number");
 }
 
 TEST(AmdKfdTopology, GfxArchWritesMinorAndSteppingAsHexDigits) {
