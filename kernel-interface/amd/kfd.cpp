@@ -308,7 +308,8 @@ void* map_allocation_for_cpu(SyscallSeam& seam, int render_fd, const KfdAllocati
                              hex(allocation.mmap_offset) + " failed: " + describe_errno(error));
   }
   if (reinterpret_cast<uint64_t>(address) != allocation.va) {
-    throw std::runtime_error("mmap of " + what + " with MAP_FIXED answered " + hex(reinterpret_cast<uint64_t>(address)));
+    throw std::runtime_error("mmap of " + what + " with MAP_FIXED answered " +
+                             hex(reinterpret_cast<uint64_t>(address)));
   }
   return address;
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <vector>
 
@@ -518,9 +519,12 @@ TEST(AmdKfd, ReserveVaOnTheRealKernelGivesAnAlignedInaccessibleRange) {
   const uint64_t va = reserve_va(linux_seam, 0x10000, 0x200000);
   EXPECT_EQ(va % 0x200000, 0u);
   // The range is mapped: a MAP_FIXED_NOREPLACE probe at its start fails with EEXIST.
-  void* probe = ::mmap(reinterpret_cast<void*>(va), 0x1000, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-                       -1, 0);
+  void* probe = ::mmap(reinterpret_cast<void*>(va), 0x1000, PROT_READ,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  const int probe_errno = errno;
   EXPECT_EQ(probe, MAP_FAILED);
+  if (probe != MAP_FAILED) ::munmap(probe, 0x1000);
+  EXPECT_EQ(probe_errno, EEXIST);
   release_va(linux_seam, va, 0x10000);
 }
 
