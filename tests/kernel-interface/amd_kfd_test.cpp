@@ -502,7 +502,7 @@ TEST(AmdKfd, ReserveVaRejectsBadSizesAndNamesMmapFailures) {
   FakeAmdSeam seam;
   EXPECT_EQ(error_of<std::invalid_argument>([&] { reserve_va(seam, 0x1000, 0x3000); }),
             "reserve_va of 0x1000 bytes aligned to 0x3000: the size must be a nonzero multiple of 4 KiB and the "
-            "alignment a power of two of at least 4 KiB");
+            "alignment a power of two of at least 4 KiB (both below 2^56)");
   EXPECT_THROW(reserve_va(seam, 0, 0x1000), std::invalid_argument);
   EXPECT_THROW(reserve_va(seam, 0x1800, 0x1000), std::invalid_argument);
   seam.on_mmap = [](const FakeAmdSeam::MmapCall&, int* error) {
@@ -512,6 +512,17 @@ TEST(AmdKfd, ReserveVaRejectsBadSizesAndNamesMmapFailures) {
   EXPECT_EQ(error_of<std::runtime_error>([&] { reserve_va(seam, 0x1000, 0x1000); }),
             "reserve_va of 0x1000 bytes aligned to 0x1000: anonymous PROT_NONE mmap of 0x1000 bytes failed: errno 12 "
             "(Cannot allocate memory)");
+}
+
+TEST(AmdKfd, ReserveVaGivesEverythingBackWhenTrimmingFails) {
+  FakeAmdSeam seam;
+  seam.on_mmap = [](const FakeAmdSeam::MmapCall&, int*) { return reinterpret_cast<void*>(0x7f0000123000); };
+  seam.munmap_result = -EINVAL;
+  EXPECT_EQ(error_of<std::runtime_error>([&] { reserve_va(seam, 0x10000, 0x200000); }),
+            "reserve_va of 0x10000 bytes aligned to 0x200000: trimming the reservation at 0x7f0000123000 failed: "
+            "errno 22 (Invalid argument)");
+  ASSERT_EQ(seam.munmaps.size(), 3u);
+  EXPECT_EQ(seam.munmaps[2], (std::pair<uint64_t, std::size_t>{0x7f0000123000, 0x20F000}));
 }
 
 TEST(AmdKfd, ReserveVaOnTheRealKernelGivesAnAlignedInaccessibleRange) {
