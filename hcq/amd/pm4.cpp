@@ -116,8 +116,11 @@ void write_release_mem(CmdStream& s, GfxIp ip, ReleaseData data, uint64_t addres
   if (data_sel > 3) throw std::invalid_argument("RELEASE_MEM: data selector " + std::to_string(data_sel) + " is not 0-3");
   if (int_sel != 0 && int_sel != 2)
     throw std::invalid_argument("RELEASE_MEM: interrupt selector " + std::to_string(int_sel) + " is not 0 or 2");
-  if (data == ReleaseData::kNone && interrupt == ReleaseInterrupt::kNone)
-    throw std::invalid_argument("RELEASE_MEM: neither data nor an interrupt: the packet would do nothing");
+  // INT_SEL 2 raises the interrupt when the data write is confirmed (§7): without data there is nothing to confirm.
+  if (data == ReleaseData::kNone)
+    throw std::invalid_argument(interrupt == ReleaseInterrupt::kNone
+                                    ? "RELEASE_MEM: neither data nor an interrupt: the packet would do nothing"
+                                    : "RELEASE_MEM: the interrupt after write confirm needs data to write (data selector 0)");
   if (data == ReleaseData::kLow32) {
     require_aligned("RELEASE_MEM", "address", address, 4);
     if (value > 0xFFFFFFFFu)
@@ -125,10 +128,8 @@ void write_release_mem(CmdStream& s, GfxIp ip, ReleaseData data, uint64_t addres
   } else if (data != ReleaseData::kNone) {
     require_aligned("RELEASE_MEM", "address", address, 8);  // 64-bit data and the clock need 8 bytes
   }
-  if ((data == ReleaseData::kNone || data == ReleaseData::kTimestamp64) && value != 0)
+  if (data == ReleaseData::kTimestamp64 && value != 0)
     throw std::invalid_argument("RELEASE_MEM: value " + hex(value) + " is given but the data selector writes none");
-  if (data == ReleaseData::kNone && address != 0)
-    throw std::invalid_argument("RELEASE_MEM: address " + hex(address) + " is given but the data selector writes none");
   if (context_id >> 28)
     throw std::invalid_argument("RELEASE_MEM: context id " + hex(context_id) + " exceeds 28 bits (the KFD event id)");
   if (interrupt == ReleaseInterrupt::kNone && context_id != 0)

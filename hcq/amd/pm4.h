@@ -47,8 +47,8 @@ enum class ReleaseData { kNone = 0, kLow32 = 1, kValue64 = 2, kTimestamp64 = 3 }
 enum class ReleaseInterrupt { kNone = 0, kAfterWriteConfirm = 2 };
 // Writes `value` (kValue64; address 8-byte aligned), its low 32 bits (kLow32; value < 2^32, address dword aligned)
 // or the 64-bit GPU clock counter (kTimestamp64; address 8-byte aligned, value 0), and with kAfterWriteConfirm raises
-// an interrupt carrying `context_id` (the KFD event id, < 2^28; 0 without an interrupt). kNone writes nothing
-// (address and value 0) and needs the interrupt. gc 9.4.3 uses the kernel's default full-flush fence bits.
+// an interrupt carrying `context_id` (the KFD event id, < 2^28; 0 without an interrupt). kNone is rejected: the
+// interrupt fires on the data write's confirmation. gc 9.4.3 uses the kernel's default full-flush fence bits.
 void write_release_mem(CmdStream& s, GfxIp ip, ReleaseData data, uint64_t address, uint64_t value,
                        ReleaseInterrupt interrupt = ReleaseInterrupt::kNone, uint32_t context_id = 0);
 

@@ -194,18 +194,18 @@ TEST(ReleaseMem, Gc943FullFlushFence) {
             (Words{0xC0064900, 0x00238514, 0x40000000, 0x1000, 0, 5, 0, 0}));
 }
 
-TEST(ReleaseMem, TimestampAndLow32AndInterruptOnly) {
+TEST(ReleaseMem, TimestampLow32AndLow32WithInterrupt) {
   // DATA_SEL 3 (GPU clock counter) = 0x60000000
   EXPECT_EQ(encode([](CmdStream& s) { write_release_mem(s, GfxIp::kGc11_0, ReleaseData::kTimestamp64, 0x2008, 0); }),
             (Words{0xC0064900, 0x06603514, 0x60000000, 0x2008, 0, 0, 0, 0}));
   // DATA_SEL 1 = 0x20000000; a dword-aligned address is enough
   EXPECT_EQ(encode([](CmdStream& s) { write_release_mem(s, GfxIp::kGc9_4_3, ReleaseData::kLow32, 0x2004, 0xCAFE); }),
             (Words{0xC0064900, 0x00238514, 0x20000000, 0x2004, 0, 0xCAFE, 0, 0}));
-  // DATA_SEL 0, INT_SEL 2 = 0x02000000
+  // 32-bit data with the interrupt: DATA_SEL 1 << 29 | INT_SEL 2 << 24 = 0x22000000, context id in dword 7
   EXPECT_EQ(encode([](CmdStream& s) {
-              write_release_mem(s, GfxIp::kGc11_0, ReleaseData::kNone, 0, 0, ReleaseInterrupt::kAfterWriteConfirm, 42);
+              write_release_mem(s, GfxIp::kGc11_0, ReleaseData::kLow32, 0x2004, 9, ReleaseInterrupt::kAfterWriteConfirm, 42);
             }),
-            (Words{0xC0064900, 0x06603514, 0x02000000, 0, 0, 0, 0, 42}));
+            (Words{0xC0064900, 0x06603514, 0x22000000, 0x2004, 0, 9, 0, 42}));
 }
 
 TEST(ReleaseMem, RejectsBadOperands) {
@@ -221,6 +221,10 @@ TEST(ReleaseMem, RejectsBadOperands) {
   EXPECT_TRUE(contains(m, "value 0x3 is given but the data selector writes none")) << m;
   m = rejected([](CmdStream& s) { write_release_mem(s, GfxIp::kGc11_0, ReleaseData::kNone, 0, 0); });
   EXPECT_TRUE(contains(m, "neither data nor an interrupt")) << m;
+  m = rejected([](CmdStream& s) {
+    write_release_mem(s, GfxIp::kGc11_0, ReleaseData::kNone, 0, 0, ReleaseInterrupt::kAfterWriteConfirm, 42);
+  });
+  EXPECT_TRUE(contains(m, "the interrupt after write confirm needs data to write")) << m;
   m = rejected([](CmdStream& s) {
     write_release_mem(s, GfxIp::kGc11_0, ReleaseData::kValue64, 0x1000, 1, ReleaseInterrupt::kAfterWriteConfirm,
                       0x10000000);
