@@ -12,8 +12,13 @@ namespace {
 
 // COPY_LINEAR: header op 1 sub 0 = 0x1; COUNT = bytes - 1; dw2 0 (no swaps/cache policy); src lo, hi; dst lo, hi.
 Words copy_linear(uint64_t src, uint64_t dst, uint32_t bytes) {
-  return {0x00000001, bytes - 1, 0, static_cast<uint32_t>(src), static_cast<uint32_t>(src >> 32),
-          static_cast<uint32_t>(dst), static_cast<uint32_t>(dst >> 32)};
+  return {0x00000001,
+          bytes - 1,
+          0,
+          static_cast<uint32_t>(src),
+          static_cast<uint32_t>(src >> 32),
+          static_cast<uint32_t>(dst),
+          static_cast<uint32_t>(dst >> 32)};
 }
 // FENCE: op 5 with MTYPE 3 (UC) in 18:16 = 0x00030005; addr lo, hi; 32-bit data.
 Words fence(uint64_t va, uint32_t value) {
@@ -80,8 +85,9 @@ TEST_F(QueueEngineTest, SdmaTimestampsCountAtOneHundredMegahertz) {
   const auto after = std::chrono::steady_clock::now();
   const uint64_t ticks = load64(kData + 8) - load64(kData);
   EXPECT_GE(ticks, 2000000u);
-  EXPECT_LE(ticks,
-            static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(after - before).count()) / 10 + 1);
+  EXPECT_LE(
+      ticks,
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(after - before).count()) / 10 + 1);
 }
 
 TEST_F(QueueEngineTest, SdmaConstFillWritesDwordsOrBytes) {
@@ -172,7 +178,8 @@ TEST_F(QueueEngineTest, SdmaGc943CountAboveTwentyTwoBitsFaults) {
   start_sdma(Options().target(90402));
   submit(copy_linear(kData, kData + 64, (4u << 20) + 1));
   const QueueFault f = fault();
-  EXPECT_TRUE(contains(f.message, "COPY_LINEAR COUNT 0x400000 does not fit the 22-bit field of SDMA 4.4.2")) << f.message;
+  EXPECT_TRUE(contains(f.message, "COPY_LINEAR COUNT 0x400000 does not fit the 22-bit field of SDMA 4.4.2"))
+      << f.message;
   EXPECT_FALSE(f.memory);
 }
 
