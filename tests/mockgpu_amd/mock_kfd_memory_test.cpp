@@ -50,7 +50,13 @@ TEST_F(Memory, HandlesCarryTheGpuIdAndFreeRefusesUnknownOnes) {
   EXPECT_EQ(a.handle >> 32, gpu_id());
   kfd_ioctl_free_memory_of_gpu_args f{};
   f.handle = (uint64_t{0x777} << 32) | (a.handle & 0xFFFFFFFF);
-  EXPECT_EQ(raw(AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f), -EINVAL);
+  EXPECT_EQ(raw(AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f), -EINVAL) << "a gpu_id the process has no device of";
+  const uint32_t ids[] = {gpu_id()};
+  kfd_ioctl_map_memory_to_gpu_args m{};
+  m.handle = a.handle + 100;
+  m.device_ids_array_ptr = reinterpret_cast<uint64_t>(ids);
+  m.n_devices = 1;
+  EXPECT_EQ(raw(AMDKFD_IOC_MAP_MEMORY_TO_GPU, &m), -ENOMEM) << "no such handle (translate_handle)";
   f.handle = a.handle;
   EXPECT_EQ(raw(AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f), 0);
   EXPECT_EQ(raw(AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f), -EINVAL) << "freed twice";

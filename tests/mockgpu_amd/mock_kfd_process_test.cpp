@@ -25,10 +25,10 @@ TEST_F(Process, GetVersionAnswersTheHeadersInterface1_11) {
 TEST_F(Process, RequestNumbersOutsideTheTableFail) {
   open_kfd();
   uint64_t args[8] = {};
-  // nr at or past AMDKFD_COMMAND_END (0x24 in 1.11): ENOTTY; nr 0 is below AMDKFD_COMMAND_START: EINVAL.
+  // nr at or past AMDKFD_COMMAND_END (0x24 in 1.11), or below AMDKFD_COMMAND_START (1): ENOTTY.
   EXPECT_EQ(raw(_IOWR('K', 0x24, uint64_t[2]), args), -ENOTTY);
   EXPECT_EQ(raw(_IOWR('K', 0x80, uint64_t[2]), args), -ENOTTY);
-  EXPECT_EQ(raw(_IOWR('K', 0x00, uint64_t[2]), args), -EINVAL);
+  EXPECT_EQ(raw(_IOWR('K', 0x00, uint64_t[2]), args), -ENOTTY);
 }
 
 TEST_F(Process, StructSizesOtherThanTheKernelsAreCopiedAsFarAsTheCallerPassed) {
@@ -70,11 +70,16 @@ TEST_F(Process, AcquireVmAcceptsTheSameRenderFileTwiceAndRefusesAnother) {
   const int other = seam().open(render_path(), O_RDWR);
   args.drm_fd = static_cast<uint32_t>(other);
   EXPECT_EQ(raw(AMDKFD_IOC_ACQUIRE_VM, &args), -EBUSY);
-  args.drm_fd = static_cast<uint32_t>(kfd.fd());  // not a DRM file
+  args.drm_fd = 0x7FFF0000;  // no such descriptor
   EXPECT_EQ(raw(AMDKFD_IOC_ACQUIRE_VM, &args), -EINVAL);
   args.drm_fd = static_cast<uint32_t>(render());
   args.gpu_id = 0x1234;  // no such GPU
   EXPECT_EQ(raw(AMDKFD_IOC_ACQUIRE_VM, &args), -EINVAL);
+  // A process whose VM is not acquired yet: a file that is not this GPU's DRM file is EINVAL.
+  ki::Kfd fresh(seam());
+  args.drm_fd = static_cast<uint32_t>(kfd.fd());
+  args.gpu_id = gpu_id();
+  EXPECT_EQ(seam().ioctl(fresh.fd(), AMDKFD_IOC_ACQUIRE_VM, &args), -EINVAL);
 }
 
 TEST_F(Process, AllocAndQueueBeforeAcquireVmFail) {
