@@ -73,9 +73,11 @@ TEST_F(Queues, EachCreateQueueRuleRefusesItsBrokenArgument) {
   refused("unknown queue type", -524, [](auto& a) { a.queue_type = 7; });
   refused("ring size not a power of two", -EINVAL, [](auto& a) { a.ring_size = 3000; });
   refused("ring size past its allocation", -EINVAL, [](auto& a) { a.ring_size = 8192; });
-  refused("ring not at its allocation's start", -EINVAL, [](auto& a) { a.ring_base_address += 0x100; });
   refused("unknown gpu", -EINVAL, [](auto& a) { a.gpu_id = 0x4242; });
   const ki::KfdAllocation two_pages = alloc(0x2000, ki::kAllocGtt);
+  refused("ring not in its allocation's first page", -EINVAL, [&](auto& a) {
+    a.ring_base_address = two_pages.va + 0x1000;
+  });
   refused("write pointer in a two-page allocation", -EINVAL,
           [&](auto& a) { a.write_pointer_address = two_pages.va; });
   refused("read pointer not in the first page", -EINVAL,
