@@ -296,10 +296,12 @@ void* MockKfd::mmap(void* addr, std::size_t length, int prot, int flags, int fd,
     const uint64_t type = off >> kMmapTypeShift;
     const int gpu = gpu_index(static_cast<uint32_t>((off >> kMmapGpuIdShift) & 0xFFFF));
     if (type == kMmapTypeEvents) {
-      // kfd_event_mmap: exactly the event page's size, once the process has one.
-      if (p.signal_page == nullptr || page_align(length) != kEventPageBytes) return fail(EINVAL);
+      // kfd_event_mmap: at most the event page's 32 KiB, once the process has one; the slots mapped are the
+      // slots signal events may use.
+      if (p.signal_page == nullptr || page_align(length) > kEventPageBytes) return fail(EINVAL);
       if (p.events_memory.memfd >= 0) {
         memfd = p.events_memory.memfd;
+        p.signal_page_bytes = page_align(length);
       } else {
         memfd = p.bos.at(p.signal_page_bo).memory.memfd;
       }
