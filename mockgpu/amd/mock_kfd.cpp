@@ -209,7 +209,7 @@ int MockKfd::close(int fd) {
   std::unique_ptr<Process> process;
   std::vector<std::unique_ptr<QueueEngine>> engines;
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     auto it = files_.find(fd);
     if (it == files_.end()) return -EBADF;
     if (it->second.kind == FileKind::kRender) {
@@ -220,6 +220,12 @@ int MockKfd::close(int fd) {
     }
     process = std::move(it->second.process);
     files_.erase(it);
+    if (process != nullptr) {
+      // Threads sleeping in WAIT_EVENTS on this process hold it: wake them and let them leave first.
+      process->closing = true;
+      process->events_changed.notify_all();
+      process->events_changed.wait(lock, [&] { return process->waits_in_progress == 0; });
+    }
     if (process != nullptr) {
       std::vector<uint32_t> ids;
       for (const auto& [id, queue] : process->queues) ids.push_back(id);

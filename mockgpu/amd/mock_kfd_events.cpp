@@ -149,7 +149,8 @@ int MockKfd::wait_events(Process& p, void* args, std::unique_lock<std::mutex>& l
   const uint32_t timeout_ms = a->timeout;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   int result = condition();
-  while (result < 0) {
+  ++p.waits_in_progress;
+  while (result < 0 && !p.closing) {
     if (timeout_ms == 0) break;
     if (timeout_ms == kInfiniteTimeout) {
       p.events_changed.wait(lock);
@@ -158,6 +159,19 @@ int MockKfd::wait_events(Process& p, void* args, std::unique_lock<std::mutex>& l
       break;
     }
     result = condition();
+  }
+  --p.waits_in_progress;
+  if (p.closing) {
+    // The fd was closed under the wait (the kernel would keep the file until the call returns): the process is
+    // going, so the wait ends here.
+    p.events_changed.notify_all();
+    for (uint32_t i = 0; i < a->num_events; ++i) {
+      if (auto it = p.events.find(ids[i]); it != p.events.end()) {
+        auto& list = it->second.waiters;
+        list.erase(std::remove(list.begin(), list.end(), &waiters[i]), list.end());
+      }
+    }
+    return -EBADF;
   }
   if (result < 0) result = KFD_IOC_WAIT_RESULT_TIMEOUT;
 

@@ -88,6 +88,8 @@ struct MockKfd::Process {  // kfd_process
   uint32_t next_non_signal_id = kFirstNonSignalEventId;
   bool xnack = false;
   std::condition_variable events_changed;
+  int waits_in_progress = 0;  // WAIT_EVENTS calls sleeping with the driver's mutex released
+  bool closing = false;       // close() of its fd began: sleeping waits end (EBADF) before the process goes
   std::vector<std::pair<uint8_t*, uint64_t>> retired;  // GPU views of freed BOs, unmapped once no engine runs
 };
 

@@ -192,3 +192,33 @@ TEST_F(Events, WithoutAnEventPageTheKernelsOwnPageServes256SlotsUntilMapped) {
 
 }  // namespace
 }  // namespace doorbell::mockgpu::amd::testing
+
+namespace doorbell::mockgpu::amd::testing {
+namespace {
+
+using EventsAndClose = MockKfdTest;
+
+TEST_F(EventsAndClose, ClosingKfdEndsAWaitSleepingOnItWithEBADF) {
+  const int fd = seam().open(kKfdPath, O_RDWR);
+  ASSERT_GE(fd, 0);
+  kfd_ioctl_create_event_args create{};
+  create.event_type = KFD_IOC_EVENT_SIGNAL;
+  ASSERT_EQ(seam().ioctl(fd, AMDKFD_IOC_CREATE_EVENT, &create), 0);
+  int wait_result = 0;
+  std::thread waiter([&] {
+    kfd_event_data data{};
+    data.event_id = create.event_id;
+    kfd_ioctl_wait_events_args w{};
+    w.events_ptr = reinterpret_cast<uint64_t>(&data);
+    w.num_events = 1;
+    w.timeout = 0xFFFFFFFF;
+    wait_result = seam().ioctl(fd, AMDKFD_IOC_WAIT_EVENTS, &w);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(seam().close(fd), 0);
+  waiter.join();
+  EXPECT_EQ(wait_result, -EBADF);
+}
+
+}  // namespace
+}  // namespace doorbell::mockgpu::amd::testing

@@ -5,9 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include "kernel-interface/amd/amdgpu_drm.h"
+#include "kernel-interface/driver_seams.h"
+#include "mockgpu/install.h"
 #include "kernel-interface/amd/kfd_topology.h"
 #include "mock_kfd_fixture.h"
 
@@ -203,6 +208,48 @@ TEST_F(Process, AnonymousMappingsAndTheirUnmapsGoToTheKernel) {
   EXPECT_EQ(msync(reinterpret_cast<void*>(va), 0x200000, MS_ASYNC), 0);  // the kernel has the range
   ki::release_va(seam(), va, 0x200000);
   EXPECT_NE(msync(reinterpret_cast<void*>(va), 0x200000, MS_ASYNC), 0);
+}
+
+}  // namespace
+}  // namespace doorbell::mockgpu::amd::testing
+
+namespace doorbell::mockgpu::amd::testing {
+namespace {
+
+// Restores an environment variable when it goes.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(MockAmdInstall, MockgpuOpensTheEmulatedAmdMachineWithMockgpuAmdGpusGpus) {
+  mockgpu::install();
+  ScopedEnv mock("MOCKGPU", "1");
+  ScopedEnv gpus("MOCKGPU_AMD_GPUS", "2");
+  std::unique_ptr<kernel_interface::SyscallSeam> seam = kernel_interface::open_driver_seam("amd");
+  ASSERT_TRUE(seam->emulated());
+  const auto nodes = ki::kfd_gpu_nodes(ki::read_kfd_topology(*seam));
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_NE(nodes[0].gpu_id, nodes[1].gpu_id);
+  EXPECT_EQ(nodes[1].drm_render_minor(), 129u);
+  ki::Kfd kfd(*seam);
+  EXPECT_EQ(kfd.process_apertures().size(), 2u);
+  ScopedEnv bad("MOCKGPU_AMD_GPUS", "seventeen");
+  EXPECT_THROW(amd_gpu_count_from_environment(), std::invalid_argument);
 }
 
 }  // namespace
