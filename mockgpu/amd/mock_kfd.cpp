@@ -277,7 +277,8 @@ void* MockKfd::mmap(void* addr, std::size_t length, int prot, int flags, int fd,
   int memfd = -1;
   if (it->second.kind == FileKind::kRender) {
     // A BO's CPU view: the DRM fake offset ALLOC returned, on the DRM file the BO's process acquired its VM with
-    // (drm_gem_mmap: another file is not allowed the object, EACCES; an unknown offset or a longer range, EINVAL).
+    // (firmware-notes/amd-kfd.md §K4: another file is not allowed the object, EACCES; an unknown offset or a longer
+    // range, EINVAL).
     bool other_file = false;
     for (auto& [kfd_fd, kfd_file] : files_) {
       if (kfd_file.kind != FileKind::kKfd) continue;
