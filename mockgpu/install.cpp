@@ -38,9 +38,9 @@ int amd_gpu_count_from_environment() { return gpu_count_from_environment("MOCKGP
 amd::MockKfdOptions amd_machine_options(int gpus) {
   amd::MockKfdOptions options;
   options.gpus = amd::mock_amd_configs(gpus);
-  // The queue engines (make_pm4_engine / make_sdma_engine, mockgpu/amd/queue_engine.h) and the shader core
-  // (run_dispatch, shader_core.h) are wired here once they are built into doorbell_mockgpu; until then CREATE_QUEUE
-  // answers ENODEV naming what is missing.
+  options.make_engine = amd::make_queue_engine;
+  // The shader core (run_dispatch, mockgpu/amd/shader_core.h) is wired here once it is built into doorbell_mockgpu;
+  // until then a DISPATCH_DIRECT faults its queue naming what is missing.
   return options;
 }
 

@@ -37,15 +37,20 @@ class RecordingEngine final : public QueueEngine {
   std::atomic<int>& destroyed_;
 };
 
+// Which engines the machine's queues get: the recording one, none, or the emulated PM4/SDMA engines.
+enum class Engines { kRecording, kNone, kEmulated };
+
 class MockKfdTest : public ::testing::Test {
  protected:
-  explicit MockKfdTest(std::vector<MockAmdGpuConfig> gpus = {MockAmdGpuConfig{}}, bool with_engines = true)
-      : seam_(options(std::move(gpus), with_engines)) {}
+  explicit MockKfdTest(std::vector<MockAmdGpuConfig> gpus = {MockAmdGpuConfig{}},
+                       Engines engines = Engines::kRecording)
+      : seam_(options(std::move(gpus), engines)) {}
 
-  MockKfdOptions options(std::vector<MockAmdGpuConfig> gpus, bool with_engines) {
+  MockKfdOptions options(std::vector<MockAmdGpuConfig> gpus, Engines engines) {
     MockKfdOptions o;
     o.gpus = std::move(gpus);
-    if (with_engines) {
+    if (engines == Engines::kEmulated) o.make_engine = make_queue_engine;
+    if (engines == Engines::kRecording) {
       o.make_engine = [this](const QueueDesc& desc, EngineHooks hooks) -> std::unique_ptr<QueueEngine> {
         auto engine = std::make_unique<RecordingEngine>(desc, std::move(hooks), destroyed_);
         std::lock_guard lock(engines_mutex_);

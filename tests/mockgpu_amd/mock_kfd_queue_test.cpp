@@ -178,7 +178,7 @@ TEST_F(Queues, ClosingKfdStopsItsEnginesAndTheMachineStaysUsable) {
 
 class QueuesWithoutEngines : public MockKfdTest {
  protected:
-  QueuesWithoutEngines() : MockKfdTest({MockAmdGpuConfig{}}, false) {}
+  QueuesWithoutEngines() : MockKfdTest({MockAmdGpuConfig{}}, Engines::kNone) {}
 };
 
 TEST_F(QueuesWithoutEngines, CreateQueueIsENODEVWhenTheMachineHasNoEngine) {
