@@ -176,6 +176,27 @@ TEST_F(Queues, ClosingKfdStopsItsEnginesAndTheMachineStaysUsable) {
   EXPECT_EQ(seam().kfd().queue_count(kfd().fd()), 1u);
 }
 
+class QueuesWithShaderCore : public MockKfdTest {
+ protected:
+  QueuesWithShaderCore() : MockKfdTest({MockAmdGpuConfig{}}, Engines::kRecordingWithShaderCore) {}
+};
+
+TEST_F(QueuesWithShaderCore, APm4EnginesDispatchReachesTheConfiguredShaderCoreWithTheQueuesMemoryAndClock) {
+  open_kfd();
+  kfd().create_queue(compute_queue_args());
+  DispatchState state;
+  state.code_va = 0x7100'0000;
+  state.grid_workgroups = {4, 2, 1};
+  const uint64_t before = gpu_clock_100mhz();
+  last_engine().hooks.dispatch(state);
+  const auto runs = dispatched();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].state.code_va, 0x7100'0000u);
+  EXPECT_EQ(runs[0].state.grid_workgroups[0], 4u);
+  EXPECT_EQ(runs[0].memory, seam().kfd().process_memory(kfd().fd(), gpu_id()));
+  EXPECT_GE(runs[0].realtime, before) << "the shader core's REALTIME is the machine's 100 MHz counter";
+}
+
 class QueuesWithoutEngines : public MockKfdTest {
  protected:
   QueuesWithoutEngines() : MockKfdTest({MockAmdGpuConfig{}}, Engines::kNone) {}
