@@ -84,7 +84,6 @@ class MockKfd final : public kernel_interface::SyscallSeam {
   };
 
   int gpu_index(uint32_t gpu_id) const;  // -1 when unknown
-  int kfd_ioctl(int fd, Process& p, unsigned long request, void* arg);
   int render_ioctl(OpenFile& file, unsigned long request, void* arg);
   // The handlers: `args` is the kernel's copy of the struct (zero-filled past what the caller passed).
   int get_version(Process& p, void* args);
