@@ -210,3 +210,27 @@ TEST_F(QueuesWithoutEngines, CreateQueueIsENODEVWhenTheMachineHasNoEngine) {
 
 }  // namespace
 }  // namespace doorbell::mockgpu::amd::testing
+
+namespace doorbell::mockgpu::amd::testing {
+namespace {
+
+class Gfx942Queues : public MockKfdTest {
+ protected:
+  Gfx942Queues() : MockKfdTest({mock_amd_gfx942()}) {}
+};
+
+TEST_F(Gfx942Queues, ComputeQueuesNeedTheEightXccCwsrAreaAndXgmiSdmaQueuesExist) {
+  open_kfd();
+  // The CWSR allocation covers 8 XCCs: ALIGN((0x1621000 + 0xBE00) * 8, 4096) = 0xB167000 (§K6).
+  const kfd_ioctl_create_queue_args args = compute_queue_args();
+  EXPECT_EQ(node_queue_sizes(gpu()).cwsr_allocation_bytes, 0xB167000u);
+  kfd().create_queue(args);
+  EXPECT_EQ(last_engine().desc.gfx_target_version, 90402u);
+  kfd_ioctl_create_queue_args xgmi = sdma_queue_args();
+  xgmi.queue_type = KFD_IOC_QUEUE_TYPE_SDMA_XGMI;
+  kfd().create_queue(xgmi);
+  EXPECT_EQ(last_engine().desc.kind, QueueDesc::Kind::kSdma);
+}
+
+}  // namespace
+}  // namespace doorbell::mockgpu::amd::testing
