@@ -195,6 +195,8 @@ void exec_sopk(Wave& w, const Rdna3Inst& in) {
     }
     case Sopk::S_MULK_I32: write_scalar32(w, in.sdst, d * static_cast<uint32_t>(k)); break;
     case Sopk::S_VERSION: break;
+    // Memory is complete when its instruction retires (see exec_sopp), so the counters are always zero.
+    case Sopk::S_WAITCNT_VSCNT: case Sopk::S_WAITCNT_VMCNT: case Sopk::S_WAITCNT_EXPCNT: case Sopk::S_WAITCNT_LGKMCNT: break;
     default: unimplemented(in);
   }
 }
@@ -293,6 +295,11 @@ bool exec_sopp(Wave& w, const Rdna3Inst& in) {
     case Sopp::S_ICACHE_INV: case Sopp::S_INCPERFLEVEL: case Sopp::S_DECPERFLEVEL:
       return false;
     case Sopp::S_ENDPGM: w.done = true; return true;
+    case Sopp::S_SENDMSG:
+      // MSG_DEALLOC_VGPRS (id 3, LLVM SIDefines.h ID_DEALLOC_VGPRS_GFX11Plus) before s_endpgm: a hint that frees
+      // the wave's VGPRs early; nothing to free here. Other messages (GS, interrupts) are not emulated.
+      if ((in.simm16 & 0xff) == 3) return false;
+      unimplemented(in);
     case Sopp::S_BARRIER: w.at_barrier = true; w.pc += 4; return true;
     case Sopp::S_BRANCH: return branch(true);
     case Sopp::S_CBRANCH_SCC0: return branch(!w.scc);

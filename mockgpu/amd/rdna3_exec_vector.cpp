@@ -17,6 +17,8 @@ namespace {
 constexpr uint16_t kVop2Base = 256, kVop1Base = 384;
 // VOP2-only encodings with an inline literal K (ISA guide, VOP2 opcode table); not in the VOP3 list.
 constexpr uint16_t kVop2FmamkF32 = 44, kVop2FmaakF32 = 45, kVop2FmamkF16 = 55, kVop2FmaakF16 = 56;
+// VOP1 ops without a VOP3 form in LLVM 19's gfx11 tables, run through the same numbering (384 + VOP1 op).
+constexpr uint16_t kReadfirstlane = kVop1Base + 2, kMovB16 = kVop1Base + 28;
 constexpr uint16_t kInlineF16[9] = {0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000, 0xc000, 0x4400, 0xc400, 0x3118};
 
 // The operands of one VALU instruction, resolved once per instruction: a VGPR row or a scalar value.
@@ -244,6 +246,11 @@ class Valu {
     auto u64r = [&](auto fn) { for_lanes([&](uint32_t l) { put64(l, fn(l)); }); };
     auto f16 = [&](auto fn) { for_lanes([&](uint32_t l) { put16(l, float_to_half(omod_clamp(static_cast<float>(fn(l)), in_))); }); };
     auto u16r = [&](auto fn) { for_lanes([&](uint32_t l) { put16(l, static_cast<uint16_t>(fn(l))); }); };
+    if (op == kReadfirstlane) {
+      uint32_t lane = exec_ ? static_cast<uint32_t>(std::countr_zero(exec_)) : 0;
+      return write_scalar32(w_, in_.vdst, s.u32(0, lane));
+    }
+    if (op == kMovB16) return u16r([&](uint32_t l) { return s.u16(0, l); });
     switch (static_cast<Vop3>(op)) {
       // ---- VOP2 ops ----
       case Vop3::V_CNDMASK_B32: {
@@ -307,11 +314,6 @@ class Valu {
       case Vop3::V_LDEXP_F16: return f16([&](uint32_t l) { return std::ldexp(s.f16(0, l), static_cast<int16_t>(s.u16(1, l))); });
       // ---- VOP1 ops ----
       case Vop3::V_MOV_B32: return v32([&](uint32_t l) { return s.u32(0, l); });
-      case Vop3::V_READFIRSTLANE_B32: {
-        uint32_t lane = exec_ ? static_cast<uint32_t>(std::countr_zero(exec_)) : 0;
-        write_scalar32(w_, in_.vdst, s.u32(0, lane));
-        return;
-      }
       case Vop3::V_CVT_I32_F64: return v32([&](uint32_t l) { return static_cast<uint32_t>(cvt_f32_to_i32(s.f64(0, l))); });
       case Vop3::V_CVT_F64_I32: return f64([&](uint32_t l) { return static_cast<double>(s.i32(0, l)); });
       case Vop3::V_CVT_F32_I32: return f32([&](uint32_t l) { return static_cast<float>(s.i32(0, l)); });
@@ -334,7 +336,6 @@ class Valu {
       case Vop3::V_CEIL_F64: return f64([&](uint32_t l) { return std::ceil(s.f64(0, l)); });
       case Vop3::V_RNDNE_F64: return f64([&](uint32_t l) { return std::nearbyint(s.f64(0, l)); });
       case Vop3::V_FLOOR_F64: return f64([&](uint32_t l) { return std::floor(s.f64(0, l)); });
-      case Vop3::V_MOV_B16: return u16r([&](uint32_t l) { return s.u16(0, l); });
       case Vop3::V_FRACT_F32: return f32([&](uint32_t l) { return fract32(s.f32(0, l)); });
       case Vop3::V_TRUNC_F32: return f32([&](uint32_t l) { return std::trunc(s.f32(0, l)); });
       case Vop3::V_CEIL_F32: return f32([&](uint32_t l) { return std::ceil(s.f32(0, l)); });
@@ -353,6 +354,12 @@ class Valu {
       case Vop3::V_NOT_B32: return v32([&](uint32_t l) { return ~s.u32(0, l); });
       case Vop3::V_BFREV_B32: return v32([&](uint32_t l) { uint32_t v = s.u32(0, l), r = 0; for (int i = 0; i < 32; ++i) r |= ((v >> i) & 1u) << (31 - i); return r; });
       case Vop3::V_CLZ_I32_U32: return v32([&](uint32_t l) { uint32_t v = s.u32(0, l); return v ? static_cast<uint32_t>(std::countl_zero(v)) : 0xffffffffu; });
+      case Vop3::V_CLS_I32:
+        // Leading bits equal to the sign bit, counted from bit 30: the position of the first that differs, -1 if none.
+        return v32([&](uint32_t l) {
+          uint32_t v = s.u32(0, l), x = (v ^ (v << 1)) & 0xfffffffeu;  // bit j+1 set where bits j and j+1 differ
+          return x ? static_cast<uint32_t>(std::countl_zero(x)) + 1 : 0xffffffffu;
+        });
       case Vop3::V_CTZ_I32_B32: return v32([&](uint32_t l) { uint32_t v = s.u32(0, l); return v ? static_cast<uint32_t>(std::countr_zero(v)) : 0xffffffffu; });
       case Vop3::V_FREXP_EXP_I32_F64: return v32([&](uint32_t l) { double x = s.f64(0, l); int e = 0; if (std::isfinite(x)) std::frexp(x, &e); return static_cast<uint32_t>(e); });
       case Vop3::V_FREXP_MANT_F64: return f64([&](uint32_t l) { double x = s.f64(0, l); int e; return std::isfinite(x) ? std::frexp(x, &e) : x; });
