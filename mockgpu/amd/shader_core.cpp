@@ -71,17 +71,14 @@ class Program {
   std::deque<Rdna3Inst> insts_;
 };
 
-// The instruction as fault messages name it: its mnemonic and encoding (the decoder's disassemble_rdna3 will give the
-// full llvm-objdump text once it lands on this branch).
+// The instruction as fault messages name it: llvm-objdump-19's text.
 std::string inst_text(const Rdna3Inst& inst) {
-  const char* m = inst.format == Rdna3Format::VOPD ? nullptr : rdna3_mnemonic(inst.format, inst.op);
-  std::string text = m ? m : (inst.format == Rdna3Format::VOPD ? std::string("v_dual_") : std::string("opcode ") + std::to_string(inst.op));
-  if (inst.format == Rdna3Format::VOPD) {
-    const char* x = rdna3_mnemonic(inst.format, inst.op);
-    const char* y = rdna3_vopdy_mnemonic(inst.opy);
-    text = std::string(x ? x : "?") + " :: " + (y ? y : "?");
+  try {
+    return disassemble_rdna3(inst);
+  } catch (const std::exception& e) {
+    const char* m = rdna3_mnemonic(inst.format, inst.op);
+    return std::string(m ? m : "?") + " (" + rdna3_format_name(inst.format) + "; not disassembled: " + e.what() + ")";
   }
-  return text + " (" + rdna3_format_name(inst.format) + ")";
 }
 
 // Runs one wave until it ends, reaches s_barrier, or faults.
@@ -132,7 +129,8 @@ uint8_t* translate_or_fault(const GpuMemory& memory, uint64_t va, std::size_t by
 }
 
 void unimplemented(const Rdna3Inst& inst) {
-  throw ExecError{"instruction not implemented by the emulated shader core (" + inst_text(inst) + ")"};
+  throw ExecError{std::string("instruction not implemented by the emulated shader core (") + rdna3_format_name(inst.format) +
+                  " opcode " + std::to_string(inst.op) + ")"};
 }
 
 void run_dispatch(const DispatchState& state, const GpuMemory& memory, const ShaderCoreOptions& options) {
