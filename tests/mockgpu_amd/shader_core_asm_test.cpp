@@ -117,6 +117,16 @@ const std::vector<uint32_t> kFault = {
     0xdc6a0008, 0x00000101,  // global_store_b32 v1, v1, s[0:1] offset:8
     0xbfb00000,  // s_endpgm
 };
+// scratch.s
+const std::vector<uint32_t> kScratch = {
+    0x30020082,  // v_lshlrev_b32_e32 v1, 2, v0
+    0xdc690000, 0x00fc0001,  // scratch_store_b32 v1, v0, off
+    0xbe84008c,  // s_mov_b32 s4, 12
+    0xdc510000, 0x02040000,  // scratch_load_b32 v2, off, s4
+    0xbf8903f7,  // s_waitcnt vmcnt(0)
+    0xdc6a0000, 0x00000201,  // global_store_b32 v1, v2, s[0:1]
+    0xbfb00000,  // s_endpgm
+};
 
 // RSRC2: USER_SGPR = 2 (bits 5:1), TGID_X/Y/Z_EN (bits 7-9).
 constexpr uint32_t kRsrc2TwoUserSgprsXyz = (2u << 1) | (1u << 7) | (1u << 8) | (1u << 9);
@@ -241,6 +251,37 @@ TEST(ShaderCoreLds, TwoWavesExchangeThroughLdsAcrossABarrier) {
   f.read_back(out_va, out);
   // Wave 0 reads what wave 1 stored before the barrier, and the reverse.
   for (uint32_t t = 0; t < 64; ++t) EXPECT_EQ(out[t], 63 - t) << "thread " << t;
+}
+
+TEST(ShaderCoreScratch, EachLaneHasItsOwnPrivateBytes) {
+  ShaderCoreFixture f;
+  std::vector<uint32_t> out(32, 0xffffffffu);
+  uint64_t out_va = f.map_words(out);
+  DispatchState st = f.state(kScratch, 2u << 1, out_va);
+  st.workgroup_size = {32, 1, 1};
+  st.scratch_wave_bytes = 32 * 256;  // 256 private bytes per lane
+  st.scratch_va = f.map_bytes(st.scratch_wave_bytes);
+  run_dispatch(st, f.memory, f.options);
+  f.read_back(out_va, out);
+  // Lane l stored l at its private offset 4*l; reading private offset 12 finds 3 only in lane 3.
+  for (uint32_t l = 0; l < 32; ++l) EXPECT_EQ(out[l], l == 3 ? 3u : 0u) << "lane " << l;
+}
+
+TEST(ShaderCoreScratch, AnOffsetPastTheLanesPrivateSizeFaults) {
+  ShaderCoreFixture f;
+  std::vector<uint32_t> out(32, 0);
+  uint64_t out_va = f.map_words(out);
+  DispatchState st = f.state(kScratch, 2u << 1, out_va);
+  st.workgroup_size = {32, 1, 1};
+  st.scratch_wave_bytes = 32 * 64;  // 64 private bytes per lane: lanes 16.. store past them
+  st.scratch_va = f.map_bytes(st.scratch_wave_bytes);
+  try {
+    run_dispatch(st, f.memory, f.options);
+    FAIL() << "a private store past the lane's bytes ran";
+  } catch (const ShaderFault& e) {
+    EXPECT_NE(std::string(e.what()).find("scratch_store_b32"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("64 private bytes"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ShaderCoreFaults, UnmappedStoreNamesTheAddressAndTheInstruction) {
