@@ -127,6 +127,16 @@ const std::vector<uint32_t> kScratch = {
     0xdc6a0000, 0x00000201,  // global_store_b32 v1, v2, s[0:1]
     0xbfb00000,  // s_endpgm
 };
+// rt.s
+const std::vector<uint32_t> kRealtime = {
+    0xbe844d83,  // s_sendmsg_rtn_b64 s[4:5], sendmsg(MSG_RTN_GET_REALTIME)
+    0xbf89fc07,  // s_waitcnt lgkmcnt(0)
+    0x7e000280,  // v_mov_b32_e32 v0, 0
+    0x7e020204,  // v_mov_b32_e32 v1, s4
+    0x7e040205,  // v_mov_b32_e32 v2, s5
+    0xdc6e0000, 0x00000100,  // global_store_b64 v0, v[1:2], s[0:1]
+    0xbfb00000,  // s_endpgm
+};
 
 // RSRC2: USER_SGPR = 2 (bits 5:1), TGID_X/Y/Z_EN (bits 7-9).
 constexpr uint32_t kRsrc2TwoUserSgprsXyz = (2u << 1) | (1u << 7) | (1u << 8) | (1u << 9);
@@ -251,6 +261,18 @@ TEST(ShaderCoreLds, TwoWavesExchangeThroughLdsAcrossABarrier) {
   f.read_back(out_va, out);
   // Wave 0 reads what wave 1 stored before the barrier, and the reverse.
   for (uint32_t t = 0; t < 64; ++t) EXPECT_EQ(out[t], 63 - t) << "thread " << t;
+}
+
+TEST(ShaderCoreSalu, SendmsgRtnRealtimeReadsTheOptionsCounter) {
+  ShaderCoreFixture f;
+  std::vector<uint32_t> out(2, 0);
+  uint64_t out_va = f.map_words(out);
+  f.options.realtime = [] { return uint64_t{0x123456789abcull}; };
+  DispatchState st = f.state(kRealtime, 2u << 1, out_va);
+  run_dispatch(st, f.memory, f.options);
+  f.read_back(out_va, out);
+  EXPECT_EQ(out[0], 0x56789abcu);
+  EXPECT_EQ(out[1], 0x1234u);
 }
 
 TEST(ShaderCoreScratch, EachLaneHasItsOwnPrivateBytes) {
