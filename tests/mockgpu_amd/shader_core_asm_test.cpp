@@ -137,6 +137,22 @@ const std::vector<uint32_t> kRealtime = {
     0xdc6e0000, 0x00000100,  // global_store_b64 v0, v[1:2], s[0:1]
     0xbfb00000,  // s_endpgm
 };
+// dsatom.s
+const std::vector<uint32_t> kDsAtomics = {
+    0x30020082,  // v_lshlrev_b32_e32 v1, 2, v0
+    0x7e040285,  // v_mov_b32_e32 v2, 5
+    0xd8382000, 0x00020001,  // ds_store_2addr_b32 v1, v0, v2 offset1:32
+    0x7e080280,  // v_mov_b32_e32 v4, 0
+    0x7e0a0281,  // v_mov_b32_e32 v5, 1
+    0xd8800100, 0x06000504,  // ds_add_rtn_u32 v6, v4, v5 offset:256
+    0xbf89fc07,  // s_waitcnt lgkmcnt(0)
+    0xd8dc2000, 0x07000001,  // ds_load_2addr_b32 v[7:8], v1 offset1:32
+    0xdcd60000, 0x00000504,  // global_atomic_add_u32 v4, v5, s[0:1]
+    0xd60b0009, 0x02111900,  // v_mad_u32_u24 v9, v0, 12, 4
+    0xbf89fc07,  // s_waitcnt lgkmcnt(0)
+    0xdc720000, 0x00000609,  // global_store_b96 v9, v[6:8], s[0:1]
+    0xbfb00000,  // s_endpgm
+};
 
 // RSRC2: USER_SGPR = 2 (bits 5:1), TGID_X/Y/Z_EN (bits 7-9).
 constexpr uint32_t kRsrc2TwoUserSgprsXyz = (2u << 1) | (1u << 7) | (1u << 8) | (1u << 9);
@@ -303,6 +319,23 @@ TEST(ShaderCoreScratch, AnOffsetPastTheLanesPrivateSizeFaults) {
   } catch (const ShaderFault& e) {
     EXPECT_NE(std::string(e.what()).find("scratch_store_b32"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("64 private bytes"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ShaderCoreLds, TwoAddressFormsAndAtomicsInLdsAndGlobalMemory) {
+  ShaderCoreFixture f;
+  std::vector<uint32_t> out(1 + 32 * 3, 0);
+  uint64_t out_va = f.map_words(out);
+  DispatchState st = f.state(kDsAtomics, 2u << 1, out_va);
+  st.workgroup_size = {32, 1, 1};
+  st.lds_bytes = 512;
+  run_dispatch(st, f.memory, f.options);
+  f.read_back(out_va, out);
+  EXPECT_EQ(out[0], 32u) << "global_atomic_add_u32 once per lane";
+  for (uint32_t l = 0; l < 32; ++l) {
+    EXPECT_EQ(out[1 + 3 * l], l) << "ds_add_rtn_u32 returns the count before this lane (lanes in order)";
+    EXPECT_EQ(out[2 + 3 * l], l) << "ds_load_2addr first dword (offset0 0)";
+    EXPECT_EQ(out[3 + 3 * l], 5u) << "ds_load_2addr second dword (offset1 32 dwords)";
   }
 }
 

@@ -20,6 +20,7 @@
 #include "compiler/gpu/gpu_target.h"
 #include "compiler/gpu/llvm/amdgpu_compiler.h"
 #include "compiler/gpu/llvmir_renderer.h"
+#include "ir/exec_alu.h"
 #include "tests/gpucodegen/amdgpu_corpus.h"
 #endif
 
@@ -171,6 +172,87 @@ TEST(ShaderCoreKernels, Int32FloorDivisionRoundsTowardMinusInfinity) {
     int32_t q = av[i] / bv[i];
     if ((av[i] % bv[i] != 0) && ((av[i] < 0) != (bv[i] < 0))) --q;  // floor
     EXPECT_EQ(out[i], q) << i << ": " << av[i] << " // " << bv[i] << " rounds toward -inf (frontend/tensor.h)";
+  }
+}
+// One elementwise kernel of `out = fn(a, b)` over n elements of dtype In -> Out, run and returned.
+template <typename Out, typename In>
+std::vector<Out> run_binary(const Tensor& expr, const std::vector<In>& a, const std::vector<In>& b) {
+  ShaderCoreFixture f;
+  std::vector<UOp> ks = amdgpu_test::kernels_of({expr});
+  EXPECT_EQ(ks.size(), 1u);
+  LoadedKernel k = load_kernel(f, ks[0]);
+  std::vector<Out> out(a.size());
+  uint64_t out_va = map_vector(f, out), a_va = map_vector(f, a);
+  if (k.slots == 3) run(f, k, {out_va, a_va, map_vector(f, b)});
+  else run(f, k, {out_va, a_va});
+  f.read_back(out_va, out);
+  return out;
+}
+
+TEST(ShaderCoreKernels, Float16MultiplyAddMatchesTheHostInHalfPrecision) {
+  Tensor a = E({96}, dtypes::float16), b = E({96}, dtypes::float16);
+  std::vector<uint16_t> av(96), bv(96);
+  for (int i = 0; i < 96; ++i) {
+    av[i] = float_to_half_bits(0.37f * i - 11.0f);
+    bv[i] = float_to_half_bits(i % 9 == 0 ? 6.1e-5f : 1.0f / (i + 3));  // includes a subnormal half
+  }
+  std::vector<uint16_t> out = run_binary<uint16_t>(a * b + a, av, bv);
+  for (int i = 0; i < 96; ++i) {
+    float x = half_bits_to_float(av[i]), y = half_bits_to_float(bv[i]);
+    uint16_t prod = float_to_half_bits(x * y);
+    uint16_t want = float_to_half_bits(half_bits_to_float(prod) + x);
+    uint16_t fused = float_to_half_bits(static_cast<float>(static_cast<double>(x) * y + x));
+    EXPECT_TRUE(out[i] == want || out[i] == fused) << i << ": got 0x" << std::hex << out[i] << " want 0x" << want;
+  }
+}
+
+TEST(ShaderCoreKernels, Float64MultiplyAddAndSqrtAreIeee) {
+  Tensor a = E({80}, dtypes::float64), b = E({80}, dtypes::float64);
+  std::vector<double> av(80), bv(80);
+  for (int i = 0; i < 80; ++i) { av[i] = 1.0 / 3.0 * i + 1e-300; bv[i] = std::sqrt(2.0) * (i - 40); }
+  std::vector<double> out = run_binary<double>(a * b + a.sqrt(), av, bv);
+  for (int i = 0; i < 80; ++i) {
+    double fused = std::fma(av[i], bv[i], std::sqrt(av[i])), plain = av[i] * bv[i] + std::sqrt(av[i]);
+    EXPECT_TRUE(out[i] == fused || out[i] == plain) << i << ": " << out[i] << " vs " << plain;
+  }
+}
+
+TEST(ShaderCoreKernels, Int64MultiplyAddWrapsLikeTheHost) {
+  Tensor a = E({70}, dtypes::int64), b = E({70}, dtypes::int64);
+  std::vector<int64_t> av(70), bv(70);
+  for (int i = 0; i < 70; ++i) { av[i] = (int64_t{i} - 35) * 0x123456789LL; bv[i] = (int64_t{i} * 7919) ^ 0x5555555555LL; }
+  std::vector<int64_t> out = run_binary<int64_t>(a * b + a, av, bv);
+  for (int i = 0; i < 70; ++i) {
+    int64_t want = static_cast<int64_t>(static_cast<uint64_t>(av[i]) * static_cast<uint64_t>(bv[i]) + static_cast<uint64_t>(av[i]));
+    EXPECT_EQ(out[i], want) << i;
+  }
+}
+
+TEST(ShaderCoreKernels, CastsFloat32ToInt8AndUint8ToFloat32) {
+  std::vector<float> fv(64);
+  for (int i = 0; i < 64; ++i) fv[i] = (i - 32) * 3.7f;
+  std::vector<int8_t> out8 = run_binary<int8_t>(E({64}).cast(dtypes::int8), fv, fv);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(out8[i], static_cast<int8_t>(float_to_int(dtypes::int8, fv[i]))) << i << ": " << fv[i];
+  std::vector<uint8_t> uv(64);
+  for (int i = 0; i < 64; ++i) uv[i] = static_cast<uint8_t>(i * 4 + 3);
+  std::vector<float> outf = run_binary<float>(E({64}, dtypes::uint8).cast(dtypes::float32), uv, uv);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(outf[i], static_cast<float>(uv[i])) << i;
+}
+
+TEST(ShaderCoreKernels, Float32TranscendentalsMatchTheHostWithinFewUlps) {
+  std::vector<float> xv(128);
+  for (int i = 0; i < 128; ++i) xv[i] = (i - 64) * 0.173f;
+  auto ulps = [](float got, double want) {
+    float w = static_cast<float>(want);
+    return std::fabs(got - w) / std::max(std::fabs(std::nextafter(w, INFINITY) - w), 1e-45f);
+  };
+  std::vector<float> e = run_binary<float>(E({128}).exp2(), xv, xv);
+  std::vector<float> s = run_binary<float>(E({128}).sin(), xv, xv);
+  std::vector<float> l = run_binary<float>((E({128}) + 12.0f).log2(), xv, xv);
+  for (int i = 0; i < 128; ++i) {
+    EXPECT_LE(ulps(e[i], std::exp2(static_cast<double>(xv[i]))), 2.0f) << "exp2 " << xv[i] << " = " << e[i];
+    EXPECT_LE(std::fabs(s[i] - std::sin(static_cast<double>(xv[i]))), 2e-6) << "sin " << xv[i] << " = " << s[i];
+    EXPECT_LE(ulps(l[i], std::log2(static_cast<double>(xv[i] + 12.0f))), 2.0f) << "log2 " << xv[i] + 12.0f << " = " << l[i];
   }
 }
 #endif
