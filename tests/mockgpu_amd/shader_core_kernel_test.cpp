@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@
 #include "compiler/gpu/amd_code_object.h"
 #include "compiler/gpu/gpu_dims.h"
 #include "compiler/gpu/gpu_target.h"
-#include "compiler/gpu/llvm/amdgpu_compiler.h"
+#include "compiler/gpu/amdgpu_target.h"
 #include "compiler/gpu/llvmir_renderer.h"
 #include "ir/exec_alu.h"
 #include "tests/gpucodegen/amdgpu_corpus.h"
@@ -40,15 +41,16 @@ LoadedKernel load_kernel(ShaderCoreFixture& f, const UOp& sink) {
   const GpuTarget& t = gpu_target("gfx1100");
   const std::string name = c_kernel_name(sink);
   GpuKernel k = lower_for_gpu(sink, t);
-  AmdgpuCompiled c = compile_amdgpu(render_llvm_ir(name, k, t), "gfx1100", {});
-  if (!c.linked) throw std::runtime_error("no ld.lld: " + c.linker);
-  AmdCodeObject co = read_amd_code_object(c.object);
+  // The AMD target's compiler: LLVM 19 in process, linked by ld.lld, through the disk object cache.
+  static const std::unique_ptr<Target> amd = make_amdgpu_target("gfx1100");
+  CompiledBinary c = amd->compile(render_llvm_ir(name, k, t), name);
+  AmdCodeObject co = read_amd_code_object(c.bytes);
   const AmdKernel& kern = co.kernel(name);
   const ElfSection* text = co.section(".text");
   if (!text) throw std::runtime_error("code object without .text");
   // The whole file at a 64 KiB-aligned VA; the entry's file offset keeps the 256-byte alignment of its address.
-  std::vector<uint32_t> words((c.object.size() + 3) / 4 + 4, 0);
-  std::memcpy(words.data(), c.object.data(), c.object.size());
+  std::vector<uint32_t> words((c.bytes.size() + 3) / 4 + 4, 0);
+  std::memcpy(words.data(), c.bytes.data(), c.bytes.size());
   uint64_t base = f.map_words(words);
   LoadedKernel out;
   DispatchState& st = out.state;
