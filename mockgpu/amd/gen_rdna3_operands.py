@@ -1,4 +1,10 @@
-# Disassembles probe encodings of every opcode with llvm-mc-19 and turns the printed operands into templates.
+# Makes the operand templates of mockgpu/amd/rdna3_operands.h: disassembles a probe encoding of every opcode of
+# rdna3_opcodes.h with llvm-mc-19 (gfx1100), each field holding a distinct register (vdst v40, sources v10/v20/v30,
+# SGPR variants where an operand must be scalar), and replaces the registers it sees by placeholders that name the
+# field and the width LLVM printed. Probes are separated by `s_nop N` markers so one llvm-mc run covers a format.
+# Usage: python3 gen_rdna3_operands.py mockgpu/amd/rdna3_opcodes.h VOP1 VOP2 VOPC VOP3 VOP3P SOP2 SOP1 SOPC SOPK
+#        SMEM DS FLAT GLOBAL SCRATCH MUBUF > rows.txt   (then each "FORMAT op mnemonic | template" row becomes an X()
+#        entry of rdna3_operands.h; FLATRTN/GLOBALRTN rows are the atomics' forms with GLC set).
 import re, subprocess, sys
 OPS = {}
 cur = None
