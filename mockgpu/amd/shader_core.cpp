@@ -153,6 +153,10 @@ void run_dispatch(const DispatchState& state, const GpuMemory& memory, const Sha
   const bool tg_size = (state.rsrc2 >> 10) & 1;
   if (user_sgprs > 16) throw ShaderFault("RSRC2.USER_SGPR " + std::to_string(user_sgprs) + " exceeds 16", state.code_va);
 
+  // VGPRs the kernel allocates: (RSRC1.VGPRS + 1) * 8 in wave32 on gfx11 (AMDGPUUsage, compute_pgm_rsrc1
+  // GRANULATED_WORKITEM_VGPR_COUNT). Only these are cleared per workgroup: a large grid would otherwise spend its
+  // time zeroing 32 KiB per wave.
+  const std::size_t vgpr_words = std::min<std::size_t>(kMaxVgprs, ((state.rsrc1 & 0x3f) + 1) * 8) * kWaveLanes;
   Program program(state.code_va, memory);
   std::vector<uint8_t> lds(state.lds_bytes);
   WaveContext ctx{state, memory, options, lds};
@@ -166,7 +170,7 @@ void run_dispatch(const DispatchState& state, const GpuMemory& memory, const Sha
         for (uint32_t i = 0; i < waves_per_group; ++i) {
           Wave& w = waves[i];
           w.s.fill(0);
-          std::fill(w.v.begin(), w.v.end(), 0);
+          std::fill(w.v.begin(), w.v.begin() + static_cast<std::ptrdiff_t>(vgpr_words), 0);
           w.scc = false;
           w.pc = state.code_va;
           w.executed = 0;

@@ -102,6 +102,24 @@ TEST(ShaderCoreKernels, Float32MultiplyAddOverAThousandElements) {
   for (int i = 0; i < 1000; ++i) EXPECT_EQ(out[i], a[i] * b[i] + 1.0f) << "element " << i;
 }
 
+TEST(ShaderCoreKernels, AMillionElementsRunInAFractionOfASecond) {
+  ShaderCoreFixture f;
+  constexpr int n = 1 << 20;
+  std::vector<UOp> ks = amdgpu_test::kernels_of({E({n}) * E({n}) + 1});
+  ASSERT_EQ(ks.size(), 1u);
+  LoadedKernel k = load_kernel(f, ks[0]);
+  std::vector<float> a(n), b(n), out(n, -1.0f);
+  for (int i = 0; i < n; ++i) { a[i] = static_cast<float>(i % 1000); b[i] = static_cast<float>(i % 7) * 0.25f; }
+  uint64_t out_va = map_vector(f, out), a_va = map_vector(f, a), b_va = map_vector(f, b);
+  auto t0 = std::chrono::steady_clock::now();
+  run(f, k, {out_va, a_va, b_va});
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("[ grid ] %d-element multiply-add (%u workgroups of %u) on the emulated gfx1100: %.1f ms\n", n,
+              k.state.grid_workgroups[0] * k.state.grid_workgroups[1] * k.state.grid_workgroups[2], k.state.workgroup_size[0], ms);
+  f.read_back(out_va, out);
+  for (int i = 0; i < n; i += 997) ASSERT_EQ(out[i], a[i] * b[i] + 1.0f) << i;
+}
+
 TEST(ShaderCoreKernels, Float32DivisionAsMultiplyByTheCorrectlyRoundedReciprocal) {
   ShaderCoreFixture f;
   std::vector<UOp> ks = amdgpu_test::kernels_of({E({256}) / E({256})});
