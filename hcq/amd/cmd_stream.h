@@ -21,6 +21,8 @@ class CmdStream {
   void reserve(size_t dwords, const char* packet);  // `packet` names the packet in errors ("RELEASE_MEM")
   void write(uint32_t dword);
   void commit();
+  // Drops the open packet's dwords (after a writer's error), so the stream holds only whole packets again.
+  void rollback();
 
   size_t size() const { return size_; }
   std::span<const uint32_t> words() const;  // what was written so far
@@ -29,7 +31,10 @@ class CmdStream {
  private:
   std::vector<uint32_t> owned_;
   std::span<uint32_t> memory_;
+  size_t capacity_ = 0;  // memory_.size() for borrowed memory, the owned vector's limit otherwise
+  bool owns_ = false;
   size_t size_ = 0;
+  size_t packet_start_ = 0;
   size_t reserved_end_ = 0;
   bool open_ = false;
   const char* packet_ = "";
