@@ -15,8 +15,11 @@ struct KfdNode {
   int index = 0;          // <n> in the sysfs path
   uint32_t gpu_id = 0;    // 0 for a CPU node
   std::string name;       // "gfx1100"? as the node's name file says
-  std::map<std::string, uint64_t> properties;  // the properties file's "key value" lines
-  // A property; throws std::runtime_error naming the node and the key when absent.
+  std::map<std::string, uint64_t> properties;  // the properties file's "key value" lines with decimal values
+  // Lines whose value is not decimal (a kernel patch once printed unique_id in hex), kept as text so that one odd
+  // property does not make the node unreadable.
+  std::map<std::string, std::string> non_decimal_properties;
+  // A property; throws std::runtime_error naming the node and the key when absent (or not decimal).
   uint64_t property(const std::string& key) const;
   uint32_t gfx_target_version() const { return static_cast<uint32_t>(property("gfx_target_version")); }
   uint32_t drm_render_minor() const { return static_cast<uint32_t>(property("drm_render_minor")); }
