@@ -25,6 +25,7 @@ class CmdStream {
   void rollback();
 
   size_t size() const { return size_; }
+  size_t capacity() const { return capacity_; }  // the most dwords the stream can hold
   std::span<const uint32_t> words() const;  // what was written so far
   std::span<uint32_t> memory() { return memory_; }
 
