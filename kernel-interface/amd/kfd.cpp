@@ -264,10 +264,11 @@ void* Kfd::mmap_kfd(std::size_t length, uint64_t offset) {
 
 uint64_t reserve_va(SyscallSeam& seam, uint64_t size, uint64_t align) {
   constexpr uint64_t kPage = 4096;
-  if (size == 0 || size % kPage != 0 || align < kPage || (align & (align - 1)) != 0) {
+  if (size == 0 || size % kPage != 0 || align < kPage || (align & (align - 1)) != 0 || size > (uint64_t{1} << 56) ||
+      align > (uint64_t{1} << 56)) {
     throw std::invalid_argument("reserve_va of " + hex(size) + " bytes aligned to " + hex(align) +
                                 ": the size must be a nonzero multiple of 4 KiB and the alignment a power of two "
-                                "of at least 4 KiB");
+                                "of at least 4 KiB (both below 2^56)");
   }
   // Over-reserve by the alignment, then give back the head and tail around the aligned range.
   const uint64_t span = size + align - kPage;
@@ -280,8 +281,14 @@ uint64_t reserve_va(SyscallSeam& seam, uint64_t size, uint64_t align) {
   const uint64_t start = reinterpret_cast<uint64_t>(base);
   const uint64_t aligned = (start + align - 1) & ~(align - 1);
   const uint64_t head = aligned - start, tail = start + span - (aligned + size);
-  if (head != 0) seam.munmap(base, head);
-  if (tail != 0) seam.munmap(reinterpret_cast<void*>(aligned + size), tail);
+  const int head_result = head != 0 ? seam.munmap(base, head) : 0;
+  const int tail_result = tail != 0 ? seam.munmap(reinterpret_cast<void*>(aligned + size), tail) : 0;
+  if (head_result < 0 || tail_result < 0) {
+    seam.munmap(base, span);  // give everything back rather than keep a reservation of the wrong shape
+    throw std::runtime_error("reserve_va of " + hex(size) + " bytes aligned to " + hex(align) +
+                             ": trimming the reservation at " + hex(start) + " failed: " +
+                             describe_errno(head_result < 0 ? head_result : tail_result));
+  }
   return aligned;
 }
 
@@ -308,7 +315,8 @@ void* map_allocation_for_cpu(SyscallSeam& seam, int render_fd, const KfdAllocati
                              hex(allocation.mmap_offset) + " failed: " + describe_errno(error));
   }
   if (reinterpret_cast<uint64_t>(address) != allocation.va) {
-    throw std::runtime_error("mmap of " + what + " with MAP_FIXED answered " + hex(reinterpret_cast<uint64_t>(address)));
+    throw std::runtime_error("mmap of " + what + " with MAP_FIXED answered " +
+                             hex(reinterpret_cast<uint64_t>(address)));
   }
   return address;
 }

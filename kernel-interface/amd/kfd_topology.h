@@ -27,7 +27,8 @@ struct KfdNode {
   std::string gfx_arch() const;
 };
 
-// Every node (nodes 0, 1, ... until one is missing). Throws naming the path when the topology is unreadable.
+// Every node (nodes 0, 1, ... until one's gpu_id file is missing). Throws naming the path when the topology is
+// unreadable, including when node 0 is missing (no KFD).
 std::vector<KfdNode> read_kfd_topology(SyscallSeam& seam,
                                        const std::string& root = "/sys/devices/virtual/kfd/kfd/topology/nodes");
 // The GPU nodes (gpu_id != 0), in node order.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <vector>
 
@@ -501,7 +502,7 @@ TEST(AmdKfd, ReserveVaRejectsBadSizesAndNamesMmapFailures) {
   FakeAmdSeam seam;
   EXPECT_EQ(error_of<std::invalid_argument>([&] { reserve_va(seam, 0x1000, 0x3000); }),
             "reserve_va of 0x1000 bytes aligned to 0x3000: the size must be a nonzero multiple of 4 KiB and the "
-            "alignment a power of two of at least 4 KiB");
+            "alignment a power of two of at least 4 KiB (both below 2^56)");
   EXPECT_THROW(reserve_va(seam, 0, 0x1000), std::invalid_argument);
   EXPECT_THROW(reserve_va(seam, 0x1800, 0x1000), std::invalid_argument);
   seam.on_mmap = [](const FakeAmdSeam::MmapCall&, int* error) {
@@ -513,14 +514,28 @@ TEST(AmdKfd, ReserveVaRejectsBadSizesAndNamesMmapFailures) {
             "(Cannot allocate memory)");
 }
 
+TEST(AmdKfd, ReserveVaGivesEverythingBackWhenTrimmingFails) {
+  FakeAmdSeam seam;
+  seam.on_mmap = [](const FakeAmdSeam::MmapCall&, int*) { return reinterpret_cast<void*>(0x7f0000123000); };
+  seam.munmap_result = -EINVAL;
+  EXPECT_EQ(error_of<std::runtime_error>([&] { reserve_va(seam, 0x10000, 0x200000); }),
+            "reserve_va of 0x10000 bytes aligned to 0x200000: trimming the reservation at 0x7f0000123000 failed: "
+            "errno 22 (Invalid argument)");
+  ASSERT_EQ(seam.munmaps.size(), 3u);
+  EXPECT_EQ(seam.munmaps[2], (std::pair<uint64_t, std::size_t>{0x7f0000123000, 0x20F000}));
+}
+
 TEST(AmdKfd, ReserveVaOnTheRealKernelGivesAnAlignedInaccessibleRange) {
   LinuxSyscalls linux_seam;
   const uint64_t va = reserve_va(linux_seam, 0x10000, 0x200000);
   EXPECT_EQ(va % 0x200000, 0u);
   // The range is mapped: a MAP_FIXED_NOREPLACE probe at its start fails with EEXIST.
-  void* probe = ::mmap(reinterpret_cast<void*>(va), 0x1000, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-                       -1, 0);
+  void* probe = ::mmap(reinterpret_cast<void*>(va), 0x1000, PROT_READ,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  const int probe_errno = errno;
   EXPECT_EQ(probe, MAP_FAILED);
+  if (probe != MAP_FAILED) ::munmap(probe, 0x1000);
+  EXPECT_EQ(probe_errno, EEXIST);
   release_va(linux_seam, va, 0x10000);
 }
 
