@@ -116,7 +116,7 @@ DispatchPlan plan_dispatch(GfxIp ip, const KernelDescriptor& kd, uint64_t kd_va,
   if (field > 16) fail("RSRC2.USER_SGPR is " + std::to_string(field) + " (at most 16)");
   if (field != enabled) {
     // gc 11: LLVM pads USER_SGPR so user plus system SGPRs (workgroup id x/y/z, workgroup info) reach 16
-    // (§10.1, GCNSubtarget::hasUserSGPRInit16Bug).
+    // (firmware-notes/amd-pm4.md §10.1, GCNSubtarget::hasUserSGPRInit16Bug).
     uint32_t system = 0;
     for (int d = 0; d < 3; d++) system += kd.enable_sgpr_workgroup_id(d);
     system += (kd.compute_pgm_rsrc2 >> 10) & 1;

@@ -21,7 +21,7 @@ void require_aligned(const char* packet, const char* operand, uint64_t address, 
 }
 
 void require_function(const char* packet, uint32_t function) {
-  // FUNCTION[2:0]: 0 always, 1 <, 2 <=, 3 ==, 4 !=, 5 >=, 6 > (§5.1); 7 is reserved.
+  // FUNCTION[2:0]: 0 always, 1 <, 2 <=, 3 ==, 4 !=, 5 >=, 6 > (§5.6); 7 is reserved.
   if (function > 6)
     throw std::invalid_argument(std::string(packet) + ": function " + std::to_string(function) +
                                 " is not a compare function (0 always, 1 <, 2 <=, 3 ==, 4 !=, 5 >=, 6 >)");
@@ -30,7 +30,7 @@ void require_function(const char* packet, uint32_t function) {
 uint32_t lo(uint64_t v) { return static_cast<uint32_t>(v); }
 uint32_t hi(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
 
-// The kernel's poll interval for its WAIT_REG_MEMs (§5.1).
+// The kernel's poll interval for its WAIT_REG_MEMs (§5.6).
 constexpr uint32_t kPollInterval = 4;
 constexpr uint32_t kMemSpaceMemory = 1u << 4;  // WAIT_REG_MEM MEM_SPACE[5:4] = 1
 
@@ -50,7 +50,7 @@ size_t acquire_mem_dwords(GfxIp ip) { return compute_registers(ip).acquire_mem_g
 size_t write_data_dwords(size_t data_dwords) { return 4 + data_dwords; }
 
 void write_set_sh_reg(CmdStream& s, const ComputeRegisters& regs, uint32_t reg, std::span<const uint32_t> values) {
-  // §4.1: dword 1 is the offset from 0x2C00, then the values for consecutive registers.
+  // §5.1: dword 1 is the offset from 0x2C00, then the values for consecutive registers.
   if (values.empty()) throw std::invalid_argument("SET_SH_REG: no values (at least one register is written)");
   if (values.size() > 0x3FFF)
     throw std::invalid_argument("SET_SH_REG: " + std::to_string(values.size()) + " values exceed the count field");
@@ -66,7 +66,7 @@ void write_set_sh_reg(CmdStream& s, const ComputeRegisters& regs, uint32_t reg, 
 
 void write_dispatch_direct(CmdStream& s, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z,
                            uint32_t initiator) {
-  // §4.2: DIM_X/Y/Z in workgroups (USE_THREAD_DIMENSIONS clear), then DISPATCH_INITIATOR.
+  // §5.2: DIM_X/Y/Z in workgroups (USE_THREAD_DIMENSIONS clear), then DISPATCH_INITIATOR.
   if (groups_x == 0 || groups_y == 0 || groups_z == 0)
     throw std::invalid_argument("DISPATCH_DIRECT: grid " + std::to_string(groups_x) + "x" + std::to_string(groups_y) +
                                 "x" + std::to_string(groups_z) + " has an empty dimension (each must be >= 1)");
@@ -83,7 +83,7 @@ void write_dispatch_direct(CmdStream& s, uint32_t groups_x, uint32_t groups_y, u
 }
 
 void write_cs_partial_flush(CmdStream& s) {
-  // §4.6: EVENT_TYPE[5:0] = CS_PARTIAL_FLUSH 7, EVENT_INDEX[11:8] = 4.
+  // §5.5: EVENT_TYPE[5:0] = CS_PARTIAL_FLUSH 7, EVENT_INDEX[11:8] = 4.
   s.reserve(kEventWriteDwords, "EVENT_WRITE");
   s.write(pm4_header(kPm4EventWrite, 1));
   s.write(7u | (4u << 8));
@@ -116,8 +116,11 @@ void write_release_mem(CmdStream& s, GfxIp ip, ReleaseData data, uint64_t addres
   if (data_sel > 3) throw std::invalid_argument("RELEASE_MEM: data selector " + std::to_string(data_sel) + " is not 0-3");
   if (int_sel != 0 && int_sel != 2)
     throw std::invalid_argument("RELEASE_MEM: interrupt selector " + std::to_string(int_sel) + " is not 0 or 2");
-  if (data == ReleaseData::kNone && interrupt == ReleaseInterrupt::kNone)
-    throw std::invalid_argument("RELEASE_MEM: neither data nor an interrupt: the packet would do nothing");
+  // INT_SEL 2 raises the interrupt when the data write is confirmed (§7): without data there is nothing to confirm.
+  if (data == ReleaseData::kNone)
+    throw std::invalid_argument(interrupt == ReleaseInterrupt::kNone
+                                    ? "RELEASE_MEM: neither data nor an interrupt: the packet would do nothing"
+                                    : "RELEASE_MEM: the interrupt after write confirm needs data to write (data selector 0)");
   if (data == ReleaseData::kLow32) {
     require_aligned("RELEASE_MEM", "address", address, 4);
     if (value > 0xFFFFFFFFu)
@@ -125,10 +128,8 @@ void write_release_mem(CmdStream& s, GfxIp ip, ReleaseData data, uint64_t addres
   } else if (data != ReleaseData::kNone) {
     require_aligned("RELEASE_MEM", "address", address, 8);  // 64-bit data and the clock need 8 bytes
   }
-  if ((data == ReleaseData::kNone || data == ReleaseData::kTimestamp64) && value != 0)
+  if (data == ReleaseData::kTimestamp64 && value != 0)
     throw std::invalid_argument("RELEASE_MEM: value " + hex(value) + " is given but the data selector writes none");
-  if (data == ReleaseData::kNone && address != 0)
-    throw std::invalid_argument("RELEASE_MEM: address " + hex(address) + " is given but the data selector writes none");
   if (context_id >> 28)
     throw std::invalid_argument("RELEASE_MEM: context id " + hex(context_id) + " exceeds 28 bits (the KFD event id)");
   if (interrupt == ReleaseInterrupt::kNone && context_id != 0)
@@ -153,7 +154,7 @@ void write_release_mem(CmdStream& s, GfxIp ip, ReleaseData data, uint64_t addres
 }
 
 void write_wait_reg_mem(CmdStream& s, uint64_t address, uint32_t function, uint32_t reference, uint32_t mask) {
-  // §5.1: dword 1 FUNCTION | MEM_SPACE 1 (memory), OPERATION 0 (wait), ENGINE 0 (ME).
+  // §5.6: dword 1 FUNCTION | MEM_SPACE 1 (memory), OPERATION 0 (wait), ENGINE 0 (ME).
   require_function("WAIT_REG_MEM", function);
   require_aligned("WAIT_REG_MEM", "address", address, 4);
   s.reserve(kWaitRegMemDwords, "WAIT_REG_MEM");
@@ -168,7 +169,7 @@ void write_wait_reg_mem(CmdStream& s, uint64_t address, uint32_t function, uint3
 }
 
 void write_wait_reg_mem64(CmdStream& s, uint64_t address, uint32_t function, uint64_t reference, uint64_t mask) {
-  // §5.2: as WAIT_REG_MEM with 64-bit reference and mask (lo, hi each); the address is 8-byte aligned.
+  // §5.7: as WAIT_REG_MEM with 64-bit reference and mask (lo, hi each); the address is 8-byte aligned.
   require_function("WAIT_REG_MEM64", function);
   require_aligned("WAIT_REG_MEM64", "address", address, 8);
   s.reserve(kWaitRegMem64Dwords, "WAIT_REG_MEM64");
@@ -185,7 +186,7 @@ void write_wait_reg_mem64(CmdStream& s, uint64_t address, uint32_t function, uin
 }
 
 void write_indirect_buffer(CmdStream& s, uint64_t address, uint32_t dwords) {
-  // §4.4: IB_BASE_LO 31:2, IB_BASE_HI 15:0, dword 3 IB_SIZE[19:0] | VALID 1<<23 (VMID 0 on a user queue).
+  // §5.4: IB_BASE_LO 31:2, IB_BASE_HI 15:0, dword 3 IB_SIZE[19:0] | VALID 1<<23 (VMID 0 on a user queue).
   require_aligned("INDIRECT_BUFFER", "address", address, 4);
   if (address >> 48)
     throw std::invalid_argument("INDIRECT_BUFFER: address " + hex(address) + " does not fit 48 bits (IB_BASE_HI 15:0)");
@@ -201,7 +202,7 @@ void write_indirect_buffer(CmdStream& s, uint64_t address, uint32_t dwords) {
 }
 
 void write_write_data(CmdStream& s, uint64_t address, std::span<const uint32_t> data) {
-  // §4.3: dword 1 DST_SEL 5 (memory) << 8 | WR_CONFIRM 1 << 20 = 0x00100500; addresses increment.
+  // §5.3: dword 1 DST_SEL 5 (memory) << 8 | WR_CONFIRM 1 << 20 = 0x00100500; addresses increment.
   require_aligned("WRITE_DATA", "address", address, 4);
   if (data.empty()) throw std::invalid_argument("WRITE_DATA: no data (at least one dword is written)");
   if (data.size() > 0x3FFD)

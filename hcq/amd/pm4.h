@@ -45,19 +45,23 @@ void write_acquire_mem(CmdStream& s, GfxIp ip);
 // RELEASE_MEM at end of pipe with a cache write-back (the kernel's fence flush bits for the IP):
 enum class ReleaseData { kNone = 0, kLow32 = 1, kValue64 = 2, kTimestamp64 = 3 };
 enum class ReleaseInterrupt { kNone = 0, kAfterWriteConfirm = 2 };
-// Writes `value` (kValue64; address 8-byte aligned) or the 64-bit GPU clock counter (kTimestamp64), and with
-// kAfterWriteConfirm raises an interrupt carrying `context_id` (the KFD event id, low 28 bits).
+// Writes `value` (kValue64; address 8-byte aligned), its low 32 bits (kLow32; value < 2^32, address dword aligned)
+// or the 64-bit GPU clock counter (kTimestamp64; address 8-byte aligned, value 0), and with kAfterWriteConfirm raises
+// an interrupt carrying `context_id` (the KFD event id, < 2^28; 0 without an interrupt). kNone is rejected: the
+// interrupt fires on the data write's confirmation. gc 9.4.3 uses the kernel's default full-flush fence bits.
 void write_release_mem(CmdStream& s, GfxIp ip, ReleaseData data, uint64_t address, uint64_t value,
                        ReleaseInterrupt interrupt = ReleaseInterrupt::kNone, uint32_t context_id = 0);
 
-// WAIT_REG_MEM on memory: stalls until (mem32 & mask) FUNC reference. FUNC codes: 3 ==, 5 >=, ...
+// WAIT_REG_MEM on memory: stalls until (mem32 & mask) FUNC reference. FUNC codes: 0 always, 1 <, 2 <=, 3 ==, 4 !=,
+// 5 >=, 6 >. Address dword aligned; poll interval 4.
 void write_wait_reg_mem(CmdStream& s, uint64_t address, uint32_t function, uint32_t reference, uint32_t mask);
-// WAIT_REG_MEM64 (opcode 0x93 in nvd.h and soc15d.h; verify and cite) on memory: stalls until the 64-bit
-// (mem64 & mask) FUNC reference; our Signal values are 64-bit, so waits use FUNC 5 (>=). Address 8-byte aligned.
+// WAIT_REG_MEM64 (opcode 0x93 in nvd.h and soc15d.h; 9 dwords with 64-bit reference and mask, layout from PAL's
+// PM4_ME_WAIT_REG_MEM64: firmware-notes/amd-pm4.md §5.7) on memory: stalls until the 64-bit (mem64 & mask) FUNC
+// reference; our Signal values are 64-bit, so waits use FUNC 5 (>=). Address 8-byte aligned. Poll interval 4.
 inline constexpr uint32_t kPm4WaitRegMem64 = 0x93;
 void write_wait_reg_mem64(CmdStream& s, uint64_t address, uint32_t function, uint64_t reference, uint64_t mask);
 
-// INDIRECT_BUFFER: runs `dwords` dwords at `address` (dword aligned, nonzero size below 2^20), VALID set.
+// INDIRECT_BUFFER: runs `dwords` dwords at `address` (dword aligned, below 2^48; nonzero size below 2^20), VALID set.
 void write_indirect_buffer(CmdStream& s, uint64_t address, uint32_t dwords);
 // WRITE_DATA of `data` to memory at `address` (dword aligned), with write confirm.
 void write_write_data(CmdStream& s, uint64_t address, std::span<const uint32_t> data);
