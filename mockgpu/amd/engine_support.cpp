@@ -61,9 +61,8 @@ uint64_t read_write_pointer(const QueueDesc& queue, const EngineMemory& memory) 
 
 uint64_t gpu_clock(const EngineHooks& hooks) {
   if (hooks.clock) return hooks.clock();
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch())
-                      .count();
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   return static_cast<uint64_t>(ns) / 10;  // 100 MHz: one tick per 10 ns
 }
 

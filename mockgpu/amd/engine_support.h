@@ -55,7 +55,7 @@ class EngineMemory {
 uint64_t read_write_pointer(const QueueDesc& queue, const EngineMemory& memory);
 
 // The GPU timestamp: hooks.clock, or without one a 100 MHz count of the host's steady clock
-// (firmware-notes/amd-pm4-cp.md "Timestamps").
+// (firmware-notes/amd-pm4-cp.md §8).
 uint64_t gpu_clock(const EngineHooks& hooks);
 
 // WAIT_REG_MEM / POLL_REGMEM compare functions (3 bits, the same codes on both engines): 0 always, 1 <, 2 <=, 3 ==,

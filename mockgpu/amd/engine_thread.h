@@ -21,8 +21,8 @@ class EngineThread {
     kDone,        // the queue stopped (a fault): the thread ends
   };
   struct Options {
-    unsigned spin_polls = 16;    // polls that only re-check
-    unsigned yield_polls = 256;  // then polls that yield the core
+    unsigned spin_polls = 16;                    // polls that only re-check
+    unsigned yield_polls = 256;                  // then polls that yield the core
     std::chrono::microseconds sleep_slice{100};  // then sleeps of this length
   };
 

@@ -1,7 +1,7 @@
 // The emulated MEC: executes the PM4 type-3 packets of one user-mode compute queue (queue_engine.h). Facts and their
 // sources: firmware-notes/amd-pm4-cp.md. Pointers are dword counts that only grow; the ring index is the count
 // modulo the ring's dwords and a packet may straddle the ring end. The read pointer reported at rptr_va is the same
-// monotonic 64-bit dword count (one past the last packet completed).
+// monotonic 64-bit dword count (one past the last packet completed; firmware-notes/amd-pm4-cp.md §2).
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -178,8 +178,7 @@ class Pm4Engine final : public QueueEngine {
     const uint32_t opcode = bits(w[0], 15, 8);
     const uint32_t count = bits(w[0], 29, 16);
     const char* name = opcode_name(opcode);
-    if (name == nullptr)
-      throw PacketFault("unknown opcode " + hex(opcode) + " (header " + hex(w[0]) + ")");
+    if (name == nullptr) throw PacketFault("unknown opcode " + hex(opcode) + " (header " + hex(w[0]) + ")");
     const auto need_count = [&](uint32_t expected) {
       if (count != expected)
         throw PacketFault(std::string(name) + " count " + std::to_string(count) + "; expected " +
@@ -187,9 +186,7 @@ class Pm4Engine final : public QueueEngine {
     };
     switch (opcode) {
       case pm4::NOP: return Outcome::kDone;
-      case pm4::SET_SH_REG:
-        set_registers(w, name, pm4::kShRegBase, pm4::kShRegEnd, sh_);
-        return Outcome::kDone;
+      case pm4::SET_SH_REG: set_registers(w, name, pm4::kShRegBase, pm4::kShRegEnd, sh_); return Outcome::kDone;
       case pm4::SET_UCONFIG_REG:
         set_registers(w, name, pm4::kUconfigRegBase, pm4::kUconfigRegEnd, uconfig_);
         return Outcome::kDone;
@@ -224,9 +221,7 @@ class Pm4Engine final : public QueueEngine {
         need_count(pm4::kIndirectBufferCount);
         indirect_buffer(w, in_ib);
         return Outcome::kEnterIb;
-      case pm4::WRITE_DATA:
-        write_data(w);
-        return Outcome::kDone;
+      case pm4::WRITE_DATA: write_data(w); return Outcome::kDone;
       case pm4::COPY_DATA:
         need_count(pm4::kCopyDataCount);
         copy_data(w);
@@ -260,8 +255,7 @@ class Pm4Engine final : public QueueEngine {
                         " sets bit 15 (CS_W32_EN on gfx10+): gc 9.4.3 has no wave32 dispatch");
     DispatchState s;
     const uint32_t pgm_hi = sh(pm4::COMPUTE_PGM_HI);
-    if (pgm_hi > 0xFF)
-      throw PacketFault("DISPATCH_DIRECT: COMPUTE_PGM_HI " + hex(pgm_hi) + " has bits above 7:0");
+    if (pgm_hi > 0xFF) throw PacketFault("DISPATCH_DIRECT: COMPUTE_PGM_HI " + hex(pgm_hi) + " has bits above 7:0");
     s.code_va = address(sh(pm4::COMPUTE_PGM_LO), pgm_hi) << 8;  // >> 8 encoding: 256-byte aligned by construction
     if (s.code_va == 0) throw PacketFault("DISPATCH_DIRECT: COMPUTE_PGM_LO/HI are 0 (no program)");
     memory_.at(s.code_va, 4, "DISPATCH_DIRECT program (COMPUTE_PGM_LO/HI)");
@@ -283,13 +277,12 @@ class Pm4Engine final : public QueueEngine {
     s.wave32 = ip_ == Ip::kGc11_0 && (initiator & pm4::CS_W32_EN) != 0;
     s.lds_bytes = bits(s.rsrc2, 23, 15) * pm4::kLdsGranuleBytes;
     if (s.lds_bytes > pm4::kLdsCapacityBytes)
-      throw PacketFault("DISPATCH_DIRECT: COMPUTE_PGM_RSRC2.LDS_SIZE " + std::to_string(bits(s.rsrc2, 23, 15)) +
-                        " (" + std::to_string(s.lds_bytes) + " bytes) exceeds the " +
-                        std::to_string(pm4::kLdsCapacityBytes) + "-byte LDS");
+      throw PacketFault("DISPATCH_DIRECT: COMPUTE_PGM_RSRC2.LDS_SIZE " + std::to_string(bits(s.rsrc2, 23, 15)) + " (" +
+                        std::to_string(s.lds_bytes) + " bytes) exceeds the " + std::to_string(pm4::kLdsCapacityBytes) +
+                        "-byte LDS");
     const uint32_t scratch_hi = sh(pm4::COMPUTE_DISPATCH_SCRATCH_BASE_HI);
     if (scratch_hi > 0xFF)
-      throw PacketFault("DISPATCH_DIRECT: COMPUTE_DISPATCH_SCRATCH_BASE_HI " + hex(scratch_hi) +
-                        " has bits above 7:0");
+      throw PacketFault("DISPATCH_DIRECT: COMPUTE_DISPATCH_SCRATCH_BASE_HI " + hex(scratch_hi) + " has bits above 7:0");
     s.scratch_va = address(sh(pm4::COMPUTE_DISPATCH_SCRATCH_BASE_LO), scratch_hi) << 8;
     // TMPRING_SIZE.WAVESIZE: 26:12 in 256-byte units on gc 11.0, 24:12 in 1024-byte units on gc 9.4.3.
     const uint32_t tmpring = sh(pm4::COMPUTE_TMPRING_SIZE);
@@ -299,9 +292,9 @@ class Pm4Engine final : public QueueEngine {
     try {
       hooks_.dispatch(s);
     } catch (const ShaderFault& e) {
-      throw PacketFault("DISPATCH_DIRECT of the program at " + hex(s.code_va) + ": shader fault at pc " + hex(e.pc) +
-                            ": " + e.what(),
-                        e.address, e.address != 0);
+      throw PacketFault(
+          "DISPATCH_DIRECT of the program at " + hex(s.code_va) + ": shader fault at pc " + hex(e.pc) + ": " + e.what(),
+          e.address, e.address != 0);
     }
   }
 
@@ -332,7 +325,7 @@ class Pm4Engine final : public QueueEngine {
       case 3: {
         if (va % 8 != 0)
           throw PacketFault("RELEASE_MEM DATA_SEL " + std::to_string(data_sel) + " address " + hex(va) +
-                                " is not 8-byte aligned");
+                            " is not 8-byte aligned");
         const uint64_t value = data_sel == 2 ? address(w[5], w[6]) : engine::gpu_clock(hooks_);
         memory_.store64(va, value, "RELEASE_MEM destination");
         break;
@@ -358,7 +351,7 @@ class Pm4Engine final : public QueueEngine {
     const uint64_t alignment = wide ? 8 : 4;
     if (va % alignment != 0)
       throw PacketFault(std::string(name) + " address " + hex(va) + " is not " + std::to_string(alignment) +
-                            "-byte aligned");
+                        "-byte aligned");
     if (wide) {
       const uint64_t reference = address(w[4], w[5]), mask = address(w[6], w[7]);
       return engine::compare(function, memory_.load64(va, name) & mask, reference, name);
@@ -367,8 +360,7 @@ class Pm4Engine final : public QueueEngine {
   }
 
   void indirect_buffer(const std::vector<uint32_t>& w, bool in_ib) {
-    if (in_ib)
-      throw PacketFault("INDIRECT_BUFFER inside an IB: nested IBs are not emulated (unverified on MEC)");
+    if (in_ib) throw PacketFault("INDIRECT_BUFFER inside an IB: nested IBs are not emulated (unverified on MEC)");
     const uint32_t control = w[3];
     if ((control & (1u << 23)) == 0)
       throw PacketFault("INDIRECT_BUFFER control " + hex(control) + " lacks VALID (bit 23)");
@@ -405,7 +397,7 @@ class Pm4Engine final : public QueueEngine {
     const auto check_aligned = [&](uint64_t va, const char* what) {
       if (va % alignment != 0)
         throw PacketFault(std::string("COPY_DATA ") + what + " address " + hex(va) + " is not " +
-                              std::to_string(alignment) + "-byte aligned");
+                          std::to_string(alignment) + "-byte aligned");
     };
     uint64_t value = 0;
     switch (src_sel) {

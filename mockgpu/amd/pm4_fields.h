@@ -21,7 +21,7 @@ enum Opcode : uint32_t {
   ACQUIRE_MEM = 0x58,
   SET_SH_REG = 0x76,
   SET_UCONFIG_REG = 0x79,
-  WAIT_REG_MEM64 = 0x93,
+  WAIT_REG_MEM64 = 0x93,  // layout: firmware-notes/amd-pm4-cp.md §7 (PAL), 9 dwords
 };
 
 // Register windows (absolute dword addresses); the packets carry the offset from the base.
@@ -51,7 +51,7 @@ inline constexpr uint32_t CS_PARTIAL_FLUSH = 7, kPartialFlushEventIndex = 4;
 inline constexpr uint32_t kEventIndexEndOfPipe = 5, kEventIndexShaderDone = 6;
 
 // WRITE_DATA / COPY_DATA selectors.
-inline constexpr uint32_t kSelRegister = 0, kSelTcL2 = 2, kSelImmediate = 5, kSelMemory = 5,
-                          kSelGpuClockCount = 9, kSelSystemClockCount = 10;
+inline constexpr uint32_t kSelRegister = 0, kSelTcL2 = 2, kSelImmediate = 5, kSelMemory = 5, kSelGpuClockCount = 9,
+                          kSelSystemClockCount = 10;
 
 }  // namespace doorbell::mockgpu::amd::pm4

@@ -34,7 +34,8 @@ std::string packet_name(uint32_t header) {
     case sdma::POLL_REGMEM: return "POLL_REGMEM";
     case sdma::CONST_FILL: return "CONST_FILL";
     case sdma::TIMESTAMP:
-      return sub_op == sdma::kTimestampGetGlobal ? "TIMESTAMP GET_GLOBAL" : "TIMESTAMP sub-op " + std::to_string(sub_op);
+      return sub_op == sdma::kTimestampGetGlobal ? "TIMESTAMP GET_GLOBAL"
+                                                 : "TIMESTAMP sub-op " + std::to_string(sub_op);
     default: return "op " + std::to_string(op);
   }
 }
@@ -63,8 +64,8 @@ class SdmaEngine final : public QueueEngine {
   };
 
   std::string where() const {
-    std::string text = "SDMA queue " + std::to_string(queue_.queue_id) + ": ring byte " +
-                       hex(rptr_ % queue_.ring_bytes);
+    std::string text =
+        "SDMA queue " + std::to_string(queue_.queue_id) + ": ring byte " + hex(rptr_ % queue_.ring_bytes);
     if (ib_.active) text += ": IB " + hex(ib_.va) + " byte " + hex(ib_.pos);
     return text;
   }
@@ -107,7 +108,8 @@ class SdmaEngine final : public QueueEngine {
   Step run_packets() {
     const uint64_t wptr = engine::read_write_pointer(queue_, memory_);
     if (wptr % 4 != 0)
-      throw PacketFault("write pointer " + hex(wptr) + " is not a multiple of 4; SDMA pointers are dword-aligned byte offsets");
+      throw PacketFault("write pointer " + hex(wptr) +
+                        " is not a multiple of 4; SDMA pointers are dword-aligned byte offsets");
     if (wptr < rptr_)
       throw PacketFault("write pointer " + hex(wptr) + " is behind the read pointer " + hex(rptr_) +
                         "; SDMA write pointers are byte offsets that only grow");
@@ -147,8 +149,9 @@ class SdmaEngine final : public QueueEngine {
           bits(header, 7, 0) == sdma::WRITE && offset + 16 <= queue_.ring_bytes ? ring_dword(offset + 12) : 0;
       const uint64_t bytes = packet_dwords(header, write_count) * 4;
       if (offset + bytes > queue_.ring_bytes)
-        throw PacketFault(packet_name(header) + " packet of " + std::to_string(bytes / 4) + " dwords crosses the ring end (" +
-                          hex(queue_.ring_bytes) + " bytes); pad the tail with NOPs and continue at 0");
+        throw PacketFault(packet_name(header) + " packet of " + std::to_string(bytes / 4) +
+                          " dwords crosses the ring end (" + hex(queue_.ring_bytes) +
+                          " bytes); pad the tail with NOPs and continue at 0");
       if (bytes > wptr - rptr_)
         throw PacketFault(packet_name(header) + " packet of " + std::to_string(bytes / 4) +
                           " dwords runs past the write pointer " + hex(wptr));
@@ -195,7 +198,8 @@ class SdmaEngine final : public QueueEngine {
         return Outcome::kDone;
       }
       case sdma::WRITE: {
-        if (sub_op != sdma::kWriteUntiled) throw PacketFault(name + " is not emulated; expected WRITE_UNTILED (sub-op 0)");
+        if (sub_op != sdma::kWriteUntiled)
+          throw PacketFault(name + " is not emulated; expected WRITE_UNTILED (sub-op 0)");
         const uint64_t dst = address(w[1], w[2]);
         need_aligned("WRITE_UNTILED destination", dst, 4);
         const uint64_t bytes = (w.size() - sdma::kWriteHeaderDwords) * 4;
@@ -215,7 +219,8 @@ class SdmaEngine final : public QueueEngine {
         return Outcome::kDone;
       case sdma::POLL_REGMEM: {
         if ((w[0] & (1u << 31)) == 0)
-          throw PacketFault("POLL_REGMEM with MEM_POLL 0 (register polls, HDP flush) is not emulated; expected MEM_POLL 1");
+          throw PacketFault(
+              "POLL_REGMEM with MEM_POLL 0 (register polls, HDP flush) is not emulated; expected MEM_POLL 1");
         const uint64_t va = address(w[1], w[2]);
         need_aligned("POLL_REGMEM", va, 4);
         const bool satisfied =

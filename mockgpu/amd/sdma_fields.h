@@ -18,8 +18,8 @@ enum Op : uint32_t {
   CONST_FILL = 11,
   TIMESTAMP = 13,
 };
-inline constexpr uint32_t kCopyLinear = 0, kWriteUntiled = 0;         // SUB_OP
-inline constexpr uint32_t kTimestampGetGlobal = 2;                    // TIMESTAMP SUB_OP (0 SET, 1 GET local)
+inline constexpr uint32_t kCopyLinear = 0, kWriteUntiled = 0;  // SUB_OP
+inline constexpr uint32_t kTimestampGetGlobal = 2;             // TIMESTAMP SUB_OP (0 SET, 1 GET local)
 
 // Packet dwords (fixed-size packets; WRITE is 4 + data, NOP 1 + COUNT 29:16).
 inline constexpr uint64_t kCopyLinearDwords = 7, kFenceDwords = 4, kTrapDwords = 2, kPollRegmemDwords = 6,

@@ -34,10 +34,22 @@ struct EngineOptions {
   uint64_t ring_bytes = 4096;
   std::function<void(const DispatchState&)> dispatch;
   std::function<uint64_t()> clock;
-  EngineOptions& target(uint32_t version) { gfx_target_version = version; return *this; }
-  EngineOptions& ring(uint64_t bytes) { ring_bytes = bytes; return *this; }
-  EngineOptions& dispatch_hook(std::function<void(const DispatchState&)> f) { dispatch = std::move(f); return *this; }
-  EngineOptions& clock_hook(std::function<uint64_t()> f) { clock = std::move(f); return *this; }
+  EngineOptions& target(uint32_t version) {
+    gfx_target_version = version;
+    return *this;
+  }
+  EngineOptions& ring(uint64_t bytes) {
+    ring_bytes = bytes;
+    return *this;
+  }
+  EngineOptions& dispatch_hook(std::function<void(const DispatchState&)> f) {
+    dispatch = std::move(f);
+    return *this;
+  }
+  EngineOptions& clock_hook(std::function<uint64_t()> f) {
+    clock = std::move(f);
+    return *this;
+  }
 };
 
 class QueueEngineTest : public ::testing::Test {

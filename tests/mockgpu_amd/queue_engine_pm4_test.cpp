@@ -31,8 +31,14 @@ Words dispatch(uint32_t x, uint32_t y, uint32_t z, uint32_t initiator = 0x8005) 
 // RELEASE_MEM 0xC0064900. dw1: EVENT_TYPE CACHE_FLUSH_AND_INV_TS_EVENT 0x14 | EVENT_INDEX 5 << 8 = 0x514.
 // dw2: DATA_SEL 31:29 | INT_SEL 26:24.
 Words release_mem(uint32_t data_sel, uint32_t int_sel, uint64_t va, uint64_t value, uint32_t ctxid) {
-  return {0xC0064900, 0x514, data_sel << 29 | int_sel << 24, static_cast<uint32_t>(va), static_cast<uint32_t>(va >> 32),
-          static_cast<uint32_t>(value), static_cast<uint32_t>(value >> 32), ctxid};
+  return {0xC0064900,
+          0x514,
+          data_sel << 29 | int_sel << 24,
+          static_cast<uint32_t>(va),
+          static_cast<uint32_t>(va >> 32),
+          static_cast<uint32_t>(value),
+          static_cast<uint32_t>(value >> 32),
+          ctxid};
 }
 
 // A program: PGM_LO/HI = code >> 8, RSRC1/2, RSRC3 (0x2E28 gc11), 4 user SGPRs, NUM_THREAD 64x2x1, TMPRING_SIZE,
@@ -42,14 +48,14 @@ constexpr uint64_t kCode = kData + 0x1000;
 TEST_F(QueueEngineTest, Pm4DispatchDirectHandsTheShaderCoreTheProgrammedState) {
   start_pm4();
   const uint64_t scratch = kData + 0x4000;
-  const uint32_t rsrc2 = 4 << 1 | 1 << 7 | 3 << 15;  // USER_SGPR 4, TGID_X_EN, LDS_SIZE 3 (1536 bytes)
-  submit(join({set_sh(0x2E0C, {lo(kCode >> 8), hi(kCode >> 8)}),        // COMPUTE_PGM_LO/HI
-               set_sh(0x2E12, {0x60AF0041, rsrc2}),                      // COMPUTE_PGM_RSRC1/2
-               set_sh(0x2E28, {0x00000010}),                             // COMPUTE_PGM_RSRC3 (gc11)
-               set_sh(0x2E40, {0x11, 0x22, 0x33, 0x44}),                 // COMPUTE_USER_DATA_0..3
-               set_sh(0x2E07, {64, 2, 1}),                               // COMPUTE_NUM_THREAD_X/Y/Z
-               set_sh(0x2E18, {5 << 12 | 32}),                           // TMPRING_SIZE WAVESIZE 5 (x256), WAVES 32
-               set_sh(0x2E10, {lo(scratch >> 8), hi(scratch >> 8)}),     // DISPATCH_SCRATCH_BASE_LO/HI
+  const uint32_t rsrc2 = 4 << 1 | 1 << 7 | 3 << 15;                   // USER_SGPR 4, TGID_X_EN, LDS_SIZE 3 (1536 bytes)
+  submit(join({set_sh(0x2E0C, {lo(kCode >> 8), hi(kCode >> 8)}),      // COMPUTE_PGM_LO/HI
+               set_sh(0x2E12, {0x60AF0041, rsrc2}),                   // COMPUTE_PGM_RSRC1/2
+               set_sh(0x2E28, {0x00000010}),                          // COMPUTE_PGM_RSRC3 (gc11)
+               set_sh(0x2E40, {0x11, 0x22, 0x33, 0x44}),              // COMPUTE_USER_DATA_0..3
+               set_sh(0x2E07, {64, 2, 1}),                            // COMPUTE_NUM_THREAD_X/Y/Z
+               set_sh(0x2E18, {5 << 12 | 32}),                        // TMPRING_SIZE WAVESIZE 5 (x256), WAVES 32
+               set_sh(0x2E10, {lo(scratch >> 8), hi(scratch >> 8)}),  // DISPATCH_SCRATCH_BASE_LO/HI
                dispatch(7, 3, 2)}));
   drain();
   const auto got = dispatches();
@@ -87,9 +93,9 @@ TEST_F(QueueEngineTest, Pm4Gc943ReadsRsrc3At0x2E2DAndDispatchesWave64) {
 
 TEST_F(QueueEngineTest, Pm4ReleaseMemWritesDataAndClockThenInterruptsWithContextId) {
   start_pm4(Options().clock_hook([] { return uint64_t{0x123456789AB}; }));
-  submit(join({release_mem(1, 0, kData, 0xAABBCCDD, 0),                 // 32-bit data, no interrupt
-               release_mem(2, 0, kData + 8, 0x1122334455667788, 0),     // 64-bit data
-               release_mem(3, 2, kData + 16, 0, 0x0000BEEF)}));          // clock, interrupt after write
+  submit(join({release_mem(1, 0, kData, 0xAABBCCDD, 0),              // 32-bit data, no interrupt
+               release_mem(2, 0, kData + 8, 0x1122334455667788, 0),  // 64-bit data
+               release_mem(3, 2, kData + 16, 0, 0x0000BEEF)}));      // clock, interrupt after write
   drain();
   EXPECT_EQ(load32(kData), 0xAABBCCDDu);
   EXPECT_EQ(load64(kData + 8), 0x1122334455667788u);
@@ -155,8 +161,8 @@ TEST_F(QueueEngineTest, Pm4WaitRegMem64ComparesSixtyFourBits) {
   store64(kData, 0x00000001FFFFFFFF);
   // WAIT_REG_MEM64 (0x93), count 7: 0xC0079300; dw1 0x15 (>=, memory); addr lo (8-aligned), hi; reference lo, hi;
   // mask lo, hi; interval (PAL PM4_MEC_WAIT_REG_MEM64).
-  submit(join({{0xC0079300, 0x15, lo(kData), hi(kData), 0, 2, 0xFFFFFFFF, 0xFFFFFFFF, 4},
-               release_mem(1, 0, kData + 8, 5, 0)}));
+  submit(join(
+      {{0xC0079300, 0x15, lo(kData), hi(kData), 0, 2, 0xFFFFFFFF, 0xFFFFFFFF, 4}, release_mem(1, 0, kData + 8, 5, 0)}));
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   EXPECT_EQ(load32(kData + 8), 0u) << "0x1FFFFFFFF >= 0x200000000 must not pass (a 32-bit compare would)";
   store64(kData, 0x0000000200000000);
@@ -168,7 +174,7 @@ TEST_F(QueueEngineTest, Pm4IndirectBufferRunsItsPacketsAndResumesAStallInside) {
   start_pm4();
   const uint64_t ib = kData + 0x8000;
   // IB: WAIT_REG_MEM (== 1) on kData, then WRITE_DATA of one dword (count 3: 0xC0033700).
-  const Words body{0xC0053C00, 0x13, lo(kData), hi(kData), 1, 0xFFFFFFFF, 4,
+  const Words body{0xC0053C00, 0x13,  lo(kData),      hi(kData),      1,     0xFFFFFFFF, 4,
                    0xC0033700, 0x500, lo(kData + 16), hi(kData + 16), 0x600D};
   std::memcpy(host(ib), body.data(), body.size() * 4);
   // INDIRECT_BUFFER 0xC0023F00: base lo, hi; IB_SIZE 12 | VALID 1 << 23 = 0x80000C. Then a release after it.
@@ -186,10 +192,10 @@ TEST_F(QueueEngineTest, Pm4CopyDataFromMemoryImmediateAndClock) {
   start_pm4(Options().clock_hook([] { return uint64_t{0x0000000500000006}; }));
   store64(kData, 0x8877665544332211);
   // COPY_DATA 0xC0044000. dw1 SRC_SEL 3:0 | DST_SEL 11:8 | COUNT_SEL 16 (64-bit).
-  submit(join({{0xC0044000, 0x10502, lo(kData), hi(kData), lo(kData + 8), hi(kData + 8)},      // mem -> mem, 64
-               {0xC0044000, 0x00505, 0xD00D, 0, lo(kData + 16), hi(kData + 16)},             // immediate, 32
-               {0xC0044000, 0x10509, 0, 0, lo(kData + 24), hi(kData + 24)},                  // GPU clock, 64
-               {0xC0044000, 0x0050A, 0, 0, lo(kData + 32), hi(kData + 32)}}));               // system clock, 32
+  submit(join({{0xC0044000, 0x10502, lo(kData), hi(kData), lo(kData + 8), hi(kData + 8)},  // mem -> mem, 64
+               {0xC0044000, 0x00505, 0xD00D, 0, lo(kData + 16), hi(kData + 16)},           // immediate, 32
+               {0xC0044000, 0x10509, 0, 0, lo(kData + 24), hi(kData + 24)},                // GPU clock, 64
+               {0xC0044000, 0x0050A, 0, 0, lo(kData + 32), hi(kData + 32)}}));             // system clock, 32
   drain();
   EXPECT_EQ(load64(kData + 8), 0x8877665544332211u);
   EXPECT_EQ(load32(kData + 16), 0xD00Du);
@@ -303,8 +309,8 @@ TEST_F(QueueEngineTest, Pm4DispatchWithoutAProgramFaults) {
 
 TEST_F(QueueEngineTest, Pm4DispatchOfAnUnmappedProgramIsAMemoryFault) {
   start_pm4();
-  submit(join({set_sh(0x2E0C, {lo(kUnmapped >> 8), hi(kUnmapped >> 8)}), set_sh(0x2E07, {64, 1, 1}),
-               dispatch(1, 1, 1)}));
+  submit(
+      join({set_sh(0x2E0C, {lo(kUnmapped >> 8), hi(kUnmapped >> 8)}), set_sh(0x2E07, {64, 1, 1}), dispatch(1, 1, 1)}));
   const QueueFault f = fault();
   EXPECT_TRUE(f.memory);
   EXPECT_EQ(f.address, kUnmapped);
@@ -400,6 +406,58 @@ TEST_F(QueueEngineTest, Pm4NestedIndirectBufferFaults) {
   const QueueFault f = fault();
   EXPECT_TRUE(contains(f.message, "ring dword 0x0: IB 0x7f0000128000 dword 0x0: INDIRECT_BUFFER inside an IB"))
       << f.message;
+}
+
+TEST_F(QueueEngineTest, Pm4WritePointerMoreThanARingAheadFaults) {
+  start_pm4(Options().ring(256));
+  submit(Words(65, 0xFFFF1000));  // 65 dwords announced on a 64-dword ring
+  EXPECT_TRUE(contains(fault().message, "write pointer 0x41 is more than the ring (0x40 dwords) ahead"));
+}
+
+TEST_F(QueueEngineTest, Pm4PacketRunningPastTheWritePointerFaults) {
+  start_pm4();
+  submit({0xC0053C00, 0x15, lo(kData)});  // a 7-dword WAIT_REG_MEM of which 3 dwords are announced
+  EXPECT_TRUE(contains(fault().message, "WAIT_REG_MEM packet of 7 dwords runs past the write pointer 0x3"));
+}
+
+TEST_F(QueueEngineTest, Pm4PacketRulesFault) {
+  struct Case {
+    Words packet;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      // WRITE_DATA to an address that is not dword aligned
+      {{0xC0033700, 0x500, lo(kData + 2), hi(kData + 2), 1}, "WRITE_DATA address 0x7f0000120002 is not 4-byte aligned"},
+      // WRITE_DATA to a register (DST_SEL 0)
+      {{0xC0033700, 0x000, 0x2E00, 0, 1}, "WRITE_DATA DST_SEL 0 is not emulated"},
+      // EVENT_WRITE with a timestamp-form body (count 2)
+      {{0xC0024600, 0x514, 0, 0}, "EVENT_WRITE count 2"},
+      // CS_PARTIAL_FLUSH with EVENT_INDEX 0
+      {{0xC0004600, 0x007}, "EVENT_WRITE CS_PARTIAL_FLUSH with EVENT_INDEX 0; expected 4"},
+      // RELEASE_MEM DATA_SEL 5 (GDS), INT_SEL 1 with data, EVENT_INDEX 0
+      {release_mem(5, 0, kData, 0, 0), "RELEASE_MEM DATA_SEL 5 is not emulated"},
+      {release_mem(1, 1, kData, 0, 0), "RELEASE_MEM INT_SEL 1 (interrupt only) with DATA_SEL 1"},
+      {{0xC0064900, 0x014, 1u << 29, lo(kData), hi(kData), 0, 0, 0}, "RELEASE_MEM EVENT_INDEX 0"},
+      // DISPATCH_DIRECT with the wrong count
+      {{0xC0021500, 1, 1, 1}, "DISPATCH_DIRECT count 2; expected 3"},
+      // WAIT_REG_MEM64 on an address that is only 4-byte aligned, and a reserved FUNCTION
+      {{0xC0079300, 0x15, lo(kData + 4), hi(kData + 4), 0, 0, ~0u, ~0u, 4},
+       "WAIT_REG_MEM64 address 0x7f0000120004 is not 8-byte aligned"},
+      {{0xC0053C00, 0x17, lo(kData), hi(kData), 0, ~0u, 4}, "WAIT_REG_MEM FUNCTION 7 is reserved"},
+      // COPY_DATA from a register
+      {{0xC0044000, 0x500, 0x2E00, 0, lo(kData), hi(kData)}, "COPY_DATA SRC_SEL 0 is not emulated"},
+  };
+  for (const Case& c : cases) {
+    engine_.reset();
+    faults_.clear();
+    wptr_ = 0;
+    store64(kRptrVa, 0);
+    start_pm4();
+    submit(c.packet);
+    const QueueFault f = fault();
+    EXPECT_TRUE(contains(f.message, "PM4 queue 3: ring dword 0x0: " + c.message)) << f.message;
+    EXPECT_FALSE(f.memory) << f.message;
+  }
 }
 
 TEST_F(QueueEngineTest, Pm4DestructionStopsAStalledQueuePromptly) {

@@ -12,8 +12,13 @@ namespace {
 
 // COPY_LINEAR: header op 1 sub 0 = 0x1; COUNT = bytes - 1; dw2 0 (no swaps/cache policy); src lo, hi; dst lo, hi.
 Words copy_linear(uint64_t src, uint64_t dst, uint32_t bytes) {
-  return {0x00000001, bytes - 1, 0, static_cast<uint32_t>(src), static_cast<uint32_t>(src >> 32),
-          static_cast<uint32_t>(dst), static_cast<uint32_t>(dst >> 32)};
+  return {0x00000001,
+          bytes - 1,
+          0,
+          static_cast<uint32_t>(src),
+          static_cast<uint32_t>(src >> 32),
+          static_cast<uint32_t>(dst),
+          static_cast<uint32_t>(dst >> 32)};
 }
 // FENCE: op 5 with MTYPE 3 (UC) in 18:16 = 0x00030005; addr lo, hi; 32-bit data.
 Words fence(uint64_t va, uint32_t value) {
@@ -80,8 +85,9 @@ TEST_F(QueueEngineTest, SdmaTimestampsCountAtOneHundredMegahertz) {
   const auto after = std::chrono::steady_clock::now();
   const uint64_t ticks = load64(kData + 8) - load64(kData);
   EXPECT_GE(ticks, 2000000u);
-  EXPECT_LE(ticks,
-            static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(after - before).count()) / 10 + 1);
+  EXPECT_LE(
+      ticks,
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(after - before).count()) / 10 + 1);
 }
 
 TEST_F(QueueEngineTest, SdmaConstFillWritesDwordsOrBytes) {
@@ -172,7 +178,8 @@ TEST_F(QueueEngineTest, SdmaGc943CountAboveTwentyTwoBitsFaults) {
   start_sdma(Options().target(90402));
   submit(copy_linear(kData, kData + 64, (4u << 20) + 1));
   const QueueFault f = fault();
-  EXPECT_TRUE(contains(f.message, "COPY_LINEAR COUNT 0x400000 does not fit the 22-bit field of SDMA 4.4.2")) << f.message;
+  EXPECT_TRUE(contains(f.message, "COPY_LINEAR COUNT 0x400000 does not fit the 22-bit field of SDMA 4.4.2"))
+      << f.message;
   EXPECT_FALSE(f.memory);
 }
 
@@ -214,6 +221,51 @@ TEST_F(QueueEngineTest, SdmaFenceToAnUnalignedAddressFaults) {
   start_sdma();
   submit(fence(kData + 2, 1));
   EXPECT_TRUE(contains(fault().message, "FENCE address 0x7f0000120002 is not 4-byte aligned"));
+}
+
+TEST_F(QueueEngineTest, SdmaPacketRulesFault) {
+  struct Case {
+    Words packet;
+    std::string message;
+  };
+  const uint64_t ib = kData + 0x8000;
+  const std::vector<Case> cases{
+      // COPY_LINEAR with backwards (bit 25); COPY sub-op 1 (tiled)
+      {{0x02000001, 3, 0, lo(kData), hi(kData), lo(kData + 64), hi(kData + 64)}, "backwards (bit 25)"},
+      {{0x00000101, 3, 0, lo(kData), hi(kData), lo(kData + 64), hi(kData + 64)}, "COPY sub-op 1 is not emulated"},
+      // TIMESTAMP sub-op 1 (GET, local)
+      {{0x0000010D, lo(kData), hi(kData)}, "TIMESTAMP sub-op 1 is not emulated"},
+      // CONST_FILL FILLSIZE 1; dword fill of 6 bytes
+      {{0x4000000B, lo(kData), hi(kData), 0, 3}, "CONST_FILL FILLSIZE 1 is not emulated"},
+      {{0x8000000B, lo(kData), hi(kData), 0, 5}, "CONST_FILL dword fill of 6 bytes"},
+      // INDIRECT (ending at dword 8) with VMID 1 in 19:16, an unaligned base, IB_SIZE 0
+      {{0, 0, 0x00010004, lo(ib), hi(ib), 8, 0, 0}, "INDIRECT VMID 1"},
+      {{0, 0, 0x00000004, lo(ib + 8), hi(ib + 8), 8, 0, 0},
+       "INDIRECT IB base address 0x7f0000128008 is not 32-byte aligned"},
+      {{0, 0, 0x00000004, lo(ib), hi(ib), 0, 0, 0}, "INDIRECT IB_SIZE is 0"},
+      // POLL_REGMEM with FUNC 7 (reserved)
+      {{0xF0000008, lo(kData), hi(kData), 0, 0, 0x0FFF0004}, "POLL_REGMEM FUNCTION 7 is reserved"},
+  };
+  for (const Case& c : cases) {
+    engine_.reset();
+    faults_.clear();
+    wptr_ = 0;
+    store64(kRptrVa, 0);
+    start_sdma();
+    submit(c.packet);
+    const QueueFault f = fault();
+    EXPECT_TRUE(contains(f.message, "SDMA queue 2: ring byte ")) << f.message;
+    EXPECT_TRUE(contains(f.message, c.message)) << f.message;
+    EXPECT_FALSE(f.memory) << f.message;
+  }
+}
+
+TEST_F(QueueEngineTest, SdmaWritePointerThatIsNotADwordOffsetFaults) {
+  start_sdma();
+  auto* ring = reinterpret_cast<uint32_t*>(host(kRingVa));
+  ring[0] = 0;
+  __atomic_store_n(&doorbell_, uint64_t{6}, __ATOMIC_RELEASE);
+  EXPECT_TRUE(contains(fault().message, "write pointer 0x6 is not a multiple of 4"));
 }
 
 TEST_F(QueueEngineTest, SdmaDestructionStopsAStalledQueuePromptly) {
