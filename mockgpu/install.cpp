@@ -7,12 +7,14 @@
 #include <string>
 
 #include "kernel-interface/driver_seams.h"
+#include "mockgpu/amd/mock_amd_seam.h"
 #include "mockgpu/nv/mock_nv_seam.h"
 
 namespace doorbell::mockgpu {
 
-int nv_gpu_count_from_environment() {
-  const char* text = std::getenv("MOCKGPU_NV_GPUS");
+namespace {
+int gpu_count_from_environment(const char* variable, const char* vendor) {
+  const char* text = std::getenv(variable);
   if (text == nullptr || *text == '\0') return 1;
   const std::string value = text;
   int count = 0;
@@ -24,8 +26,22 @@ int nv_gpu_count_from_environment() {
     count = count * 10 + (c - '0');
   }
   if (count < 1 || count > 16)
-    throw std::invalid_argument("MOCKGPU_NV_GPUS=" + value + ": expected how many emulated NVIDIA GPUs, 1 to 16");
+    throw std::invalid_argument(std::string(variable) + "=" + value + ": expected how many emulated " + vendor +
+                                " GPUs, 1 to 16");
   return count;
+}
+}  // namespace
+
+int nv_gpu_count_from_environment() { return gpu_count_from_environment("MOCKGPU_NV_GPUS", "NVIDIA"); }
+int amd_gpu_count_from_environment() { return gpu_count_from_environment("MOCKGPU_AMD_GPUS", "AMD"); }
+
+amd::MockKfdOptions amd_machine_options(int gpus) {
+  amd::MockKfdOptions options;
+  options.gpus = amd::mock_amd_configs(gpus);
+  // The queue engines (make_pm4_engine / make_sdma_engine, mockgpu/amd/queue_engine.h) and the shader core
+  // (run_dispatch, shader_core.h) are wired here once they are built into doorbell_mockgpu; until then CREATE_QUEUE
+  // answers ENODEV naming what is missing.
+  return options;
 }
 
 void install() {
@@ -41,6 +57,18 @@ void install() {
       current = machine;
     }
     return std::make_unique<nv::SharedMockNvSeam>(std::move(machine));
+  });
+  kernel_interface::register_emulated_driver("amd", [] {
+    // As for "nvidia": one machine (one KFD) for every device open at once; AMD:1 is its second GPU.
+    static std::mutex mutex;
+    static std::weak_ptr<amd::MockAmdSeam> current;
+    std::lock_guard lock(mutex);
+    std::shared_ptr<amd::MockAmdSeam> machine = current.lock();
+    if (machine == nullptr) {
+      machine = std::make_shared<amd::MockAmdSeam>(amd_machine_options(amd_gpu_count_from_environment()));
+      current = machine;
+    }
+    return std::make_unique<amd::SharedMockAmdSeam>(std::move(machine));
   });
 }
 
