@@ -18,6 +18,10 @@ Rdna3Inst decode_rdna3(const uint32_t* words, std::size_t available);
 
 // The mnemonic of `op` in `format` (lower case, without suffix), or nullptr when the opcode is unknown.
 const char* rdna3_mnemonic(Rdna3Format format, uint16_t op);
+// The mnemonic of a VOPD instruction's Y half (OPY, 5 bits; rdna3_mnemonic(VOPD, op) names the X half).
+const char* rdna3_vopdy_mnemonic(uint16_t opy);
+// "SOP2", "VOP3", ... for messages.
+const char* rdna3_format_name(Rdna3Format format);
 
 // llvm-objdump's text for the instruction (no address, no encoding bytes, single spaces as LLVM prints them).
 std::string disassemble_rdna3(const Rdna3Inst& inst);
