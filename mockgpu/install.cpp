@@ -8,6 +8,8 @@
 
 #include "kernel-interface/driver_seams.h"
 #include "mockgpu/amd/mock_amd_seam.h"
+#include "mockgpu/amd/queue_engine.h"
+#include "mockgpu/amd/shader_core.h"
 #include "mockgpu/nv/mock_nv_seam.h"
 
 namespace doorbell::mockgpu {
@@ -38,9 +40,12 @@ int amd_gpu_count_from_environment() { return gpu_count_from_environment("MOCKGP
 amd::MockKfdOptions amd_machine_options(int gpus) {
   amd::MockKfdOptions options;
   options.gpus = amd::mock_amd_configs(gpus);
-  // The queue engines (make_pm4_engine / make_sdma_engine, mockgpu/amd/queue_engine.h) and the shader core
-  // (run_dispatch, shader_core.h) are wired here once they are built into doorbell_mockgpu; until then CREATE_QUEUE
-  // answers ENODEV naming what is missing.
+  // The queue engines (mockgpu/amd/queue_engine.h) and the shader core (shader_core.h) of the emulated GPU.
+  options.make_engine = [](const amd::QueueDesc& queue, amd::EngineHooks hooks) -> std::unique_ptr<amd::QueueEngine> {
+    if (queue.kind == amd::QueueDesc::Kind::kPm4Compute) return amd::make_pm4_engine(queue, std::move(hooks));
+    return amd::make_sdma_engine(queue, std::move(hooks));
+  };
+  options.run_dispatch = amd::run_dispatch;
   return options;
 }
 

@@ -271,7 +271,10 @@ std::string AmdDevice::fault_report() const {
   add(f->failure.ReadOnly, "write to a read-only page");
   add(f->failure.NoExecute, "execute of a no-execute page");
   add(f->failure.imprecise, "imprecise address");
-  first_fault_ = "KFD memory exception at VA " + hex(f->va) + " on GPU " + std::to_string(f->gpu_id) + (kinds.empty() ? "" : " (" + kinds + ")");
+  first_fault_ = f->va == 0 ? "KFD memory exception without an address on GPU " + std::to_string(f->gpu_id) +
+                                  " (a queue stopped; the driver's log says why)"
+                            : "KFD memory exception at VA " + hex(f->va) + " on GPU " + std::to_string(f->gpu_id);
+  if (!kinds.empty()) first_fault_ += " (" + kinds + ")";
   return first_fault_;
 }
 
@@ -491,8 +494,10 @@ void AmdDevice::encode(CmdStream& s, std::span<const Command> commands, std::spa
 
 void AmdDevice::kick(QueueState& q, uint64_t ib_va, uint32_t ib_dwords) {
   const uint64_t count = q.submissions + 1;
-  // The slot of submission `count` was last used by submission count - slots: the ring wraps once that completed.
-  if (count > q.slots) q.progress->wait(count - q.slots);
+  // The slot of submission `count` was last used by submission count - slots, whose progress release is not its last
+  // packet: the engine may still read that slot's tail (and its read pointer lags) when the release lands. Once the
+  // next submission released too, the engine has left the slot: the ring holds slots - 1 submissions in flight.
+  if (count + 1 > q.slots) q.progress->wait(count + 1 - q.slots);
   AmdUserQueue& uq = *q.queue;
   const uint64_t slot = (count - 1) % q.slots;
   CmdStream s(std::span<uint32_t>(reinterpret_cast<uint32_t*>(uq.ring.cpu) + slot * q.slot_dwords, q.slot_dwords));
