@@ -102,6 +102,7 @@ AmdDevice::AmdDevice(std::unique_ptr<kernel_interface::SyscallSeam> seam, int gp
     set_target(make_amdgpu_target(arch()));
   } catch (const std::invalid_argument& e) {
     target_error_ = e.what();
+    set_no_target_reason(target_error_);
   }
   // The timestamp counter's tick: 1e6 / gpu_counter_freq (kHz) ns, reduced (10/1 at 100 MHz).
   const uint64_t khz = session_->device_info().gpu_counter_freq_khz, g = std::gcd<uint64_t>(1'000'000, khz);
@@ -395,9 +396,13 @@ size_t AmdDevice::command_dwords(const Command& c, const QueueState& q) const {
       return q.pm4 ? 2 * kReleaseMemDwords : kSdmaTimestampDwords + 2 * kSdmaFenceDwords + kSdmaTrapDwords;
     case CommandKind::kWait:
       signal_address(c);
-      if (!q.pm4 && (c.value >> 32) != 0)
+      // POLL_REGMEM compares one 32-bit word (firmware-notes/amd-sdma.md). A target whose low word is 0 is exact on
+      // the high word alone (v >= hi:0 iff v.hi >= hi); one below 2^32 is compared on the low word (exact while the
+      // signal stays below 2^32). Both halves set would need hi > h OR (hi == h AND lo >= l): two polls cannot say OR.
+      if (!q.pm4 && (c.value >> 32) != 0 && static_cast<uint32_t>(c.value) != 0)
         throw std::invalid_argument("AMD: a wait for signal '" + c.signal->name() + "' >= " + std::to_string(c.value) +
-                                    " on the SDMA queue; its POLL_REGMEM compares 32 bits, so values from 2^32 on cannot be waited for there");
+                                    " on the SDMA queue; its POLL_REGMEM compares one 32-bit word, so a target from 2^32 on "
+                                    "must be a multiple of 2^32 there (or wait on the compute queue)");
       return q.pm4 ? kWaitRegMem64Dwords : kSdmaPollRegMemDwords;
     case CommandKind::kTimestamp:
       signal_address(c);
@@ -465,6 +470,7 @@ void AmdDevice::encode_command(CmdStream& s, const Command& c, std::span<void* c
     }
     case CommandKind::kWait:
       if (q.pm4) write_wait_reg_mem64(s, signal_address(c), kFunctionGreaterEqual, c.value, ~uint64_t{0});
+      else if ((c.value >> 32) != 0) write_sdma_poll_regmem(s, signal_address(c) + 4, kFunctionGreaterEqual, static_cast<uint32_t>(c.value >> 32), 0xFFFFFFFFu);
       else write_sdma_poll_regmem(s, signal_address(c), kFunctionGreaterEqual, static_cast<uint32_t>(c.value), 0xFFFFFFFFu);
       break;
     case CommandKind::kTimestamp:

@@ -329,3 +329,34 @@ TEST(AmdDevice, AKernelReadingUnmappedMemoryFaultsNamingTheAddressAndTheProcessG
 
 }  // namespace
 }  // namespace doorbell::amd
+
+namespace doorbell::amd {
+namespace {
+
+// SDMA's POLL_REGMEM compares one 32-bit word: a target below 2^32 is compared on the low word, a multiple of 2^32
+// on the high word; a target with both halves set is refused before anything is submitted.
+TEST(AmdDeviceSdma, WaitsBelowTwoToThe32AndOnMultiplesOfItHoldTheCopyQueueAndOthersAreRefused) {
+  AmdDevice& d = device();
+  AmdMemory a = d.alloc(64), b = d.alloc(64);
+  Signal& gate = d.new_signal("sdma gate");
+  Signal& done = d.new_signal("sdma done");
+  for (uint64_t v : {uint64_t{7}, (uint64_t{1} << 31) + 3, uint64_t{1} << 32, uint64_t{5} << 32}) {
+    HWQueue().wait(gate, v).copy(reinterpret_cast<void*>(b.va), reinterpret_cast<const void*>(a.va), 64).signal(done, v).submit(d);
+    gate.set(v - 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_LT(done.value(), v) << "a wait for " << v << " passed at " << v - 1;
+    gate.set(v);
+    done.wait(v);
+  }
+  try {
+    HWQueue().wait(gate, (uint64_t{6} << 32) + 1).copy(reinterpret_cast<void*>(b.va), reinterpret_cast<const void*>(a.va), 64).submit(d);
+    ADD_FAILURE() << "a wait the SDMA queue cannot compare was submitted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("must be a multiple of 2^32 there"), std::string::npos) << e.what();
+  }
+  d.free(a);
+  d.free(b);
+}
+
+}  // namespace
+}  // namespace doorbell::amd
