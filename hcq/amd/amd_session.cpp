@@ -168,7 +168,15 @@ AmdUserQueue AmdSession::make_queue(const std::string& name, bool pm4, uint64_t 
   }
   const ki::KfdQueue made = kfd_->create_queue(args);
   q.queue_id = made.queue_id;
-  if (doorbell_page_ == nullptr) doorbell_page_ = kfd_->mmap_kfd(kDoorbellPageBytes, made.doorbell_offset & ~(kDoorbellPageBytes - 1));
+  const uint64_t page_offset = made.doorbell_offset & ~(kDoorbellPageBytes - 1);
+  if (doorbell_page_ == nullptr) {
+    doorbell_page_ = kfd_->mmap_kfd(kDoorbellPageBytes, page_offset);
+    doorbell_page_offset_ = page_offset;
+  } else if (page_offset != doorbell_page_offset_) {
+    kfd_->destroy_queue(made.queue_id);
+    throw std::runtime_error("AMD: the " + name + " queue's doorbell offset " + hex(made.doorbell_offset) + " lies outside the process's doorbell slice at " +
+                             hex(doorbell_page_offset_) + "; expected every queue of a GPU in one 8 KiB slice");
+  }
   q.doorbell = reinterpret_cast<volatile uint64_t*>(static_cast<uint8_t*>(doorbell_page_) + (made.doorbell_offset & (kDoorbellPageBytes - 1)));
   q.rptr = reinterpret_cast<const volatile uint64_t*>(q.pointers.cpu);
   q.wptr = reinterpret_cast<volatile uint64_t*>(q.pointers.cpu + kWptrOffset);

@@ -97,6 +97,7 @@ class AmdSession {
   ki::KfdEvent signal_event_, memory_event_;
   bool events_made_ = false;
   void* doorbell_page_ = nullptr;
+  uint64_t doorbell_page_offset_ = 0;
   AmdUserQueue compute_, sdma_;
 };
 
