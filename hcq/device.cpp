@@ -32,6 +32,7 @@ Signal& Device::new_signal(std::string name, uint64_t initial) {
 }
 
 const Target& Device::target() const {
+  if (target_ == nullptr && !no_target_reason_.empty()) throw std::logic_error("device " + name_ + " has no compile target: " + no_target_reason_);
   if (target_ == nullptr) throw std::logic_error("device " + name_ + " has no compile target; expected its backend to set one");
   return *target_;
 }

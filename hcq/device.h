@@ -46,7 +46,8 @@ class Device {
 
   const std::string& name() const { return name_; }
 
-  // What kernels are compiled for to run here. Throws std::logic_error for a device that has none.
+  // What kernels are compiled for to run here. Throws std::logic_error for a device that has none, with the reason
+  // the device gave (set_no_target_reason).
   const Target& target() const;
   // The PROGRAM's binary made launchable here (e.g. code copied into GPU memory), loaded once and kept while it is
   // among the device's program_cache_limit() (compiler/program.h) most recently used. The reference stays valid
@@ -128,6 +129,8 @@ class Device {
     target_ = owned_target_.get();
   }
   void set_target(const Target& target) { target_ = &target; }  // a target that outlives the device
+  // A device that can run queues but cannot compile here (AMD in a build without LLVM) says why: target() throws it.
+  void set_no_target_reason(std::string reason) { no_target_reason_ = std::move(reason); }
   // Makes a PROGRAM's binary launchable on this device (uncached: program() caches).
   virtual std::shared_ptr<const LoadedProgram> load(const UOp& program);
 
@@ -144,6 +147,7 @@ class Device {
   std::shared_ptr<DeviceLife> life_;
   const Target* target_ = nullptr;
   std::unique_ptr<Target> owned_target_;
+  std::string no_target_reason_;
   std::mutex programs_mutex_;
   struct Loaded {
     UOp program;  // keeps the key's node alive

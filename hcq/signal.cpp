@@ -33,8 +33,15 @@ Signal::Signal(std::string device, std::string name, SignalPlacement placement, 
       fault_context_(placement.fault_context),
       help_waiter_(placement.help_waiter),
       help_context_(placement.help_context),
+      interrupt_wait_(placement.interrupt_wait),
+      interrupt_context_(placement.interrupt_context),
+      ns_per_tick_num_(placement.ns_per_tick_num),
+      ns_per_tick_den_(placement.ns_per_tick_den),
       device_(std::move(device)),
       name_(std::move(name)) {
+  if (ns_per_tick_num_ == 0 || ns_per_tick_den_ == 0)
+    throw std::invalid_argument(device_ + ": signal '" + name_ + "' with a timestamp tick of " + std::to_string(ns_per_tick_num_) + "/" +
+                                std::to_string(ns_per_tick_den_) + " ns; expected a nonzero fraction");
   if (placement.memory != nullptr) memory_ = placement.memory;
   memory_->value.store(initial, std::memory_order_relaxed);
   memory_->timestamp.store(0, std::memory_order_relaxed);
@@ -45,10 +52,20 @@ void Signal::set_help_waiter(void (*help)(const void* context), const void* cont
   help_context_ = context;
 }
 
+// 128-bit products: a 100 MHz counter's ticks times 10 fit 64 bits, but a general fraction's numerator may not.
+uint64_t Signal::ticks_to_ns(uint64_t ticks) const {
+  if (ns_per_tick_num_ == ns_per_tick_den_) return ticks;
+  return static_cast<uint64_t>(static_cast<unsigned __int128>(ticks) * ns_per_tick_num_ / ns_per_tick_den_);
+}
+uint64_t Signal::ns_to_ticks(uint64_t ns) const {
+  if (ns_per_tick_num_ == ns_per_tick_den_) return ns;
+  return static_cast<uint64_t>(static_cast<unsigned __int128>(ns) * ns_per_tick_den_ / ns_per_tick_num_);
+}
+
 uint64_t Signal::timestamp() const {
   uint64_t t = memory_->timestamp.load(std::memory_order_acquire);
   if (second_timestamp_ != nullptr) t = std::max(t, second_timestamp_->load(std::memory_order_acquire));
-  return t;
+  return ticks_to_ns(t);
 }
 
 void Signal::set(uint64_t value) {
@@ -59,7 +76,7 @@ void Signal::set(uint64_t value) {
                                   ": its value is " + std::to_string(current) + " and values only grow");
   };
   check_grows();
-  memory_->timestamp.store(static_cast<uint64_t>(monotonic_ns()), std::memory_order_relaxed);
+  memory_->timestamp.store(ns_to_ticks(static_cast<uint64_t>(monotonic_ns())), std::memory_order_relaxed);
   // seq_cst (a release and more): pairs with the waiter's seq_cst sleeper announcement, see wait_for.
   if (device_wakes_waiters_) {
     // Host memory: a compare-exchange, so that two host threads setting at once cannot move the value backwards.
@@ -73,7 +90,7 @@ void Signal::set(uint64_t value) {
   if (sleepers_.load(std::memory_order_seq_cst) != 0) futex_wake_all(&changes_);
 }
 
-void Signal::write_timestamp(uint64_t ns) { memory_->timestamp.store(ns, std::memory_order_release); }
+void Signal::write_timestamp(uint64_t ns) { memory_->timestamp.store(ns_to_ticks(ns), std::memory_order_release); }
 
 bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_t* last_seen) const {
   uint64_t seen = value();
@@ -123,7 +140,8 @@ bool Signal::wait_for(uint64_t target, std::chrono::nanoseconds timeout, uint64_
                                    std::to_string(v) + "): the device faulted: " + fault);
       }
       if (timed_out(v, monotonic_ns())) return false;
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      if (interrupt_wait_ != nullptr) interrupt_wait_(interrupt_context_);
+      else std::this_thread::sleep_for(std::chrono::microseconds(20));
       continue;
     }
     if (help_waiter_ != nullptr) {

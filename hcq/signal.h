@@ -37,6 +37,14 @@ struct SignalPlacement {
   // does the work on its own core instead of spinning beside the device threads that need that core.
   void (*help_waiter)(const void* context) = nullptr;
   const void* help_context = nullptr;
+  // A GPU that raises an interrupt when its queue writes a signal (AMD: RELEASE_MEM's interrupt to a KFD event)
+  // offers a sleep that the interrupt ends: a polling waiter sleeps in it (at most about a millisecond) instead of
+  // sleeping a fixed 20 us between looks.
+  void (*interrupt_wait)(const void* context) = nullptr;
+  const void* interrupt_context = nullptr;
+  // A GPU whose queues stamp ticks rather than nanoseconds (AMD: a 100 MHz counter) stores them raw at +8;
+  // timestamp() reports raw * ns_per_tick_num / ns_per_tick_den, and set() stores the host's time in the same ticks.
+  uint64_t ns_per_tick_num = 1, ns_per_tick_den = 1;
 };
 
 class Signal {
@@ -51,7 +59,8 @@ class Signal {
   const std::string& name() const { return name_; }
   uint64_t value() const { return memory_->value.load(std::memory_order_acquire); }
   // Nanoseconds written by the last set() or timestamp command, on the writer's clock: monotonic_ns() for set() and
-  // the CPU device's queues, a GPU's own timer for its queues (Device::host_time_ns converts those).
+  // the CPU device's queues, a GPU's own timer for its queues (Device::host_time_ns converts those; a timer that
+  // counts ticks is scaled to nanoseconds here, SignalPlacement::ns_per_tick_num).
   uint64_t timestamp() const;
   const SignalMemory& memory() const { return *memory_; }
   // The address a device's queues write and wait on (0 for the CPU device, whose queues hold the Signal itself).
@@ -97,6 +106,11 @@ class Signal {
   const void* fault_context_ = nullptr;
   void (*help_waiter_)(const void*) = nullptr;
   const void* help_context_ = nullptr;
+  void (*interrupt_wait_)(const void*) = nullptr;
+  const void* interrupt_context_ = nullptr;
+  uint64_t ns_per_tick_num_ = 1, ns_per_tick_den_ = 1;
+  uint64_t ticks_to_ns(uint64_t ticks) const;
+  uint64_t ns_to_ticks(uint64_t ns) const;
   // Host-side bookkeeping, not part of the 16 bytes. `changes` is the futex word sleepers wait on: set() bumps it
   // on every change of the value, so a change of any of the 64 bits (the high half alone included) moves the word
   // the kernel compares; a futex on the low half of the value missed changes confined to the high half. `sleepers`

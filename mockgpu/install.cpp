@@ -8,6 +8,8 @@
 
 #include "kernel-interface/driver_seams.h"
 #include "mockgpu/amd/mock_amd_seam.h"
+#include "mockgpu/amd/queue_engine.h"
+#include "mockgpu/amd/shader_core.h"
 #include "mockgpu/nv/mock_nv_seam.h"
 
 namespace doorbell::mockgpu {
@@ -38,9 +40,8 @@ int amd_gpu_count_from_environment() { return gpu_count_from_environment("MOCKGP
 amd::MockKfdOptions amd_machine_options(int gpus) {
   amd::MockKfdOptions options;
   options.gpus = amd::mock_amd_configs(gpus);
-  options.make_engine = amd::make_queue_engine;
-  // The shader core (run_dispatch, mockgpu/amd/shader_core.h) is wired here once it is built into doorbell_mockgpu;
-  // until then a DISPATCH_DIRECT faults its queue naming what is missing.
+  options.make_engine = amd::make_queue_engine;  // the PM4 command processor or the SDMA engine (queue_engine.h)
+  options.run_dispatch = amd::run_dispatch;       // the shader core (shader_core.h)
   return options;
 }
 

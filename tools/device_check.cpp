@@ -68,7 +68,7 @@ constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();  // writte
 // Every figure the check measures, for the JSON report (medians of repeats).
 struct Figures {
   double to_start_us = kMissing, to_done_us = kMissing, batch_per_kernel_us = kMissing;
-  std::optional<nv::ClockCalibration> clock;  // the GPU's timer against the host's clock (NvDevice::calibrate_clock)
+  std::optional<ClockCalibration> clock;  // the GPU's timer against the host's clock (NvDevice::calibrate_clock)
   int dispatch_samples = 0;
   struct KernelOnly {
     int64_t elements;
@@ -91,7 +91,7 @@ void contract(NvDevice& d, Checker& c) {
     expect(s.timestamp() != 0, "no timestamp written");  // the device's clock: not comparable with the host's here
   });
   c.check("a timestamp converted to the host's clock lies between the host's reads around it", [&] {
-    const nv::ClockCalibration clock = d.calibrate_clock();
+    const ClockCalibration clock = d.calibrate_clock();
     Signal& s = d.new_signal("check clock");
     for (int i = 0; i < 5; i++) {
       const uint64_t v = s.value() + 1;

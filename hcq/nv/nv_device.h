@@ -33,9 +33,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hcq/clock_calibration.h"
 #include "hcq/device.h"
 #include "hcq/hw_queue.h"
-#include "hcq/nv/clock_calibration.h"
 #include "hcq/nv/nv_program.h"
 #include "hcq/nv/pushbuffer.h"
 #include "hcq/nv/nv_session.h"
@@ -44,6 +44,10 @@
 #include "ir/uop.h"
 
 namespace doorbell::nv {
+
+// A Hopper's timer counts in 32 ns steps: its nanoseconds field is TIME_0 bits 31:5 (firmware-notes/nvidia-hopper.md
+// §18), so a stamp lies up to 31 ns before the moment it was taken.
+inline constexpr int64_t kPtimerTickNs = 32;
 
 // A region of GPU-visible host memory used as a ring: take() hands out aligned pieces, and a piece is handed out
 // again only after the submission that used it completed.
@@ -142,7 +146,7 @@ class NvDevice final : public Device {
   std::string fault_report() const;
 
   // The offset of the GPU's timer (the PTIMER nanoseconds its semaphore releases stamp) from the host's monotonic_ns,
-  // and its bound (hcq/nv/clock_calibration.h): measured on first use from kClockTries brackets on each channel (both
+  // and its bound (hcq/clock_calibration.h): measured on first use from kClockTries brackets on each channel (both
   // stamp the one PTIMER; the overlap of all brackets decides) and kept. calibrate_clock() measures it again: the two
   // clocks run on different crystals and drift apart by some ppm. Each try waits for its release like any signal: it
   // throws as a wait does when a channel faulted, or times out behind a queue held by a wait nobody satisfies.

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "hcq/signal.h"
+#include "hcq/wait_primitives.h"
 
 namespace doorbell {
 namespace {
@@ -175,6 +176,58 @@ TEST(Signal, SetAbove32BitsThenBelowIsRefused) {
   s.set(uint64_t{1} << 32);
   EXPECT_THROW(s.set(0xFFFF'FFFFu), std::invalid_argument);
   EXPECT_EQ(s.value(), uint64_t{1} << 32);
+}
+
+TEST(Signal, TickTimestampsReadAsNanosecondsAndHostStampsAreStoredInTicks) {
+  // A 100 MHz counter (AMD): the device writes ticks at +8, timestamp() reports 10 ns per tick.
+  SignalMemory memory;
+  SignalPlacement p;
+  p.memory = &memory;
+  p.device_address = 0x1000;
+  p.device_wakes_waiters = false;
+  p.ns_per_tick_num = 10;
+  p.ns_per_tick_den = 1;
+  Signal s("AMD", "ticks", p);
+  memory.timestamp.store(123'456'789'012ull);  // what RELEASE_MEM's GPU clock counter would leave
+  EXPECT_EQ(s.timestamp(), 1'234'567'890'120ull);
+  // Large counters do not overflow on the way: 2^62 ticks are 10 * 2^62 ns (beyond 64 bits only after the scale).
+  memory.timestamp.store(uint64_t{1} << 59);
+  EXPECT_EQ(s.timestamp(), (uint64_t{1} << 59) * 10);
+  s.write_timestamp(5'000);  // a host-written stamp goes in as ticks and reads back as the same ns
+  EXPECT_EQ(memory.timestamp.load(), 500u);
+  EXPECT_EQ(s.timestamp(), 5'000u);
+  const int64_t before = monotonic_ns();
+  s.set(1);
+  EXPECT_NEAR(static_cast<double>(s.timestamp()), static_cast<double>(before), 1e8);
+  EXPECT_LT(memory.timestamp.load(), static_cast<uint64_t>(before));  // stored in ticks, a tenth of the ns
+}
+
+TEST(Signal, AZeroTickFractionIsRefusedNamingTheSignal) {
+  SignalPlacement p;
+  p.ns_per_tick_den = 0;
+  try {
+    Signal s("AMD", "bad", p);
+    FAIL() << "a signal with a zero tick denominator was made";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("AMD: signal 'bad' with a timestamp tick of 1/0 ns"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Signal, APollingWaiterSleepsInTheDevicesInterruptWait) {
+  SignalMemory memory;
+  SignalPlacement p;
+  p.memory = &memory;
+  p.device_wakes_waiters = false;
+  static std::atomic<int> calls{0};
+  calls = 0;
+  p.interrupt_wait = [](const void* context) {
+    // The device's interrupt: here the "GPU" writes the value the waiter wants on the third sleep.
+    if (++calls == 3) static_cast<SignalMemory*>(const_cast<void*>(context))->value.store(5);
+  };
+  p.interrupt_context = &memory;
+  Signal s("AMD", "irq", p);
+  EXPECT_TRUE(s.wait_for(5, 10s));
+  EXPECT_GE(calls.load(), 3);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The NV device's clock calibration (hcq/nv/clock_calibration.h, NvDevice::clock_calibration): the GPU stamps with its
+// The NV device's clock calibration (hcq/clock_calibration.h, NvDevice::clock_calibration): the GPU stamps with its
 // own timer (the emulated one too: mockgpu/nv/ptimer.h), and the device finds that timer's offset from the host's
 // monotonic_ns with a bound, from brackets of host clock reads around timestamped releases. Nothing here asserts on
 // time: only that the known offset lies within the bound the calibration states, and orderings.
@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "hcq/clock_calibration.h"
 #include "hcq/hw_queue.h"
-#include "hcq/nv/clock_calibration.h"
 #include "hcq/nv/nv_device.h"
 #include "hcq/wait_primitives.h"
 #include "mockgpu/nv/mock_nv_seam.h"

@@ -101,7 +101,7 @@ TEST(NvDevice, BringsUpOnTheEmulatedDriverWithTwoChannelsAndTokens) {
 TEST(NvDevice, SignalWrittenByTheQueueReachesTheHostWithItsTimestamp) {
   NvDevice& d = device();
   Signal& s = d.new_signal("signalled");
-  const nv::ClockCalibration clock = d.clock_calibration();
+  const ClockCalibration clock = d.clock_calibration();
   const int64_t before = monotonic_ns();
   HWQueue().signal(s, 7).submit(d);
   s.wait(7);

@@ -1,10 +1,10 @@
-#include "hcq/nv/clock_calibration.h"
+#include "hcq/clock_calibration.h"
 
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 
-namespace doorbell::nv {
+namespace doorbell {
 
 namespace {
 
@@ -21,12 +21,12 @@ Interval offsets_allowed(const ClockSample& s, int64_t tick_ns) {
 }  // namespace
 
 ClockCalibration calibrate_from(std::span<const ClockSample> samples, int64_t tick_ns) {
-  if (samples.empty()) throw std::invalid_argument("NV clock calibration: no samples; expected at least one bracket");
-  if (tick_ns < 1) throw std::invalid_argument("NV clock calibration: a timer tick of " + std::to_string(tick_ns) + " ns; expected at least 1");
+  if (samples.empty()) throw std::invalid_argument("clock calibration: no samples; expected at least one bracket");
+  if (tick_ns < 1) throw std::invalid_argument("clock calibration: a timer tick of " + std::to_string(tick_ns) + " ns; expected at least 1");
   Interval overlap = offsets_allowed(samples.front(), tick_ns), narrowest = overlap;
   for (const ClockSample& s : samples) {
     if (s.host_after_ns < s.host_before_ns)
-      throw std::invalid_argument("NV clock calibration: a bracket from " + std::to_string(s.host_before_ns) + " to " +
+      throw std::invalid_argument("clock calibration: a bracket from " + std::to_string(s.host_before_ns) + " to " +
                                   std::to_string(s.host_after_ns) + " ns goes backwards; expected host reads in order");
     const Interval i = offsets_allowed(s, tick_ns);
     overlap = {std::max(overlap.lo, i.lo), std::min(overlap.hi, i.hi)};
@@ -41,4 +41,4 @@ ClockCalibration calibrate_from(std::span<const ClockSample> samples, int64_t ti
   return c;
 }
 
-}  // namespace doorbell::nv
+}  // namespace doorbell

@@ -1,5 +1,6 @@
 // The offset between a GPU's timer and the host's clock (monotonic_ns), from brackets: the host reads its clock, a
-// queue writes a timestamp (a semaphore release stamps the GPU's PTIMER, firmware-notes/nvidia-hopper.md §18), the host
+// queue writes a timestamp (NV: a semaphore release stamps the GPU's PTIMER, firmware-notes/nvidia-hopper.md §18; AMD:
+// RELEASE_MEM stamps the GPU clock counter, converted to ns), the host
 // sees it and reads its clock again. The stamp was taken between the two reads, so the offset lies within
 // [stamp - after, stamp - before] for every try; where the tries' intervals overlap, the overlap is the tightest
 // bracket (a try whose GPU took the release at once bounds one side, a try whose host saw it at once the other), its
@@ -10,7 +11,7 @@
 #include <cstdint>
 #include <span>
 
-namespace doorbell::nv {
+namespace doorbell {
 
 // One try: host clock before the submission, the device's stamp, host clock once the stamp was seen.
 struct ClockSample {
@@ -26,13 +27,9 @@ struct ClockCalibration {
   int64_t host_ns(uint64_t device_ns) const { return static_cast<int64_t>(device_ns - static_cast<uint64_t>(offset_ns)); }
 };
 
-// A Hopper's timer counts in 32 ns steps: its nanoseconds field is TIME_0 bits 31:5 (firmware-notes/nvidia-hopper.md
-// §18), so a stamp lies up to 31 ns before the moment it was taken.
-inline constexpr int64_t kPtimerTickNs = 32;
-
 // The calibration from `samples` of a timer that counts in steps of `tick_ns` (each try's interval widened by
 // tick_ns - 1 on its upper side): their intervals' overlap, else the narrowest. Throws std::invalid_argument for no
 // samples, a tick below 1, or a sample whose host reads go backwards.
 ClockCalibration calibrate_from(std::span<const ClockSample> samples, int64_t tick_ns = 1);
 
-}  // namespace doorbell::nv
+}  // namespace doorbell

@@ -1,0 +1,362 @@
+// The AMD HCQ device (hcq/amd/amd_device.h) on the emulated KFD and GPU (mockgpu/amd): the same bring-up, packets
+// and doorbell writes a real 7900 XTX gets, run by the emulated command processor, SDMA engine and shader core. The
+// HCQ contract (signal, wait, a wait the host satisfies later, 64-bit waits, timestamps bracketing a kernel, kernels
+// in order, copies, bind and patched resubmits, a timeout naming the signal, a fault naming the address as the KFD
+// reports it) with kernels rendered as LLVM IR and compiled by LLVM 19, checked against the reference interpreter.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+
+#include "compiler/program.h"
+#include "frontend/tensor.h"
+#include "hcq/host_buffers.h"
+#include "hcq/run_linear.h"
+#include "hcq/wait_primitives.h"
+#include "tests/hcq_amd/amd_test_machine.h"
+
+namespace doorbell::amd {
+namespace {
+
+AmdDevice& device() {
+  // One emulated GPU for the whole suite.
+  static AmdDevice* dev = open_amd_test_device().release();
+  return *dev;
+}
+
+std::array<uint32_t, 3> dims(const std::array<int64_t, 3>& d) {
+  return {static_cast<uint32_t>(d[0]), static_cast<uint32_t>(d[1]), static_cast<uint32_t>(d[2])};
+}
+
+struct Loaded {
+  const LoadedProgram* program;
+  std::array<uint32_t, 3> grid, block;
+  UOp call;
+};
+
+Loaded load_on(AmdDevice& d, const UOp& call) {
+  UOp program = compile_program(call, d.target()).program;
+  const ProgramInfo& info = program_info(program);
+  return Loaded{&d.program(program), dims(info.global_size), dims(info.local_size), call};
+}
+
+Loaded load(const Tensor& t) {
+  UOp linear = t.schedule_linear();
+  EXPECT_EQ(linear.src().size(), 1u);
+  return load_on(device(), linear.src(0));
+}
+
+// Device copies of the call's buffers, filled with their host contents.
+std::vector<AmdMemory> upload(AmdDevice& d, const UOp& call) {
+  std::vector<AmdMemory> out;
+  for (size_t i = 1; i < call.src().size(); i++) {
+    std::span<std::byte> b = buffer_bytes(call.src(i));
+    AmdMemory m = d.alloc(std::max<size_t>(b.size(), 1));
+    std::memcpy(m.cpu, b.data(), b.size());
+    out.push_back(m);
+  }
+  return out;
+}
+
+std::vector<uint64_t> vas(const std::vector<AmdMemory>& ms) {
+  std::vector<uint64_t> v;
+  for (const AmdMemory& m : ms) v.push_back(m.va);
+  return v;
+}
+
+void free_all(AmdDevice& d, const std::vector<AmdMemory>& ms) {
+  for (const AmdMemory& m : ms) d.free(m);
+}
+
+TEST(AmdDevice, BringsUpOnTheEmulatedKfdWithAComputeAndAnSdmaQueue) {
+  AmdDevice& d = device();
+  EXPECT_EQ(d.name(), "AMD");
+  EXPECT_EQ(d.arch(), "gfx1100");
+  EXPECT_TRUE(d.emulated());
+  EXPECT_TRUE(d.separate_copy_queue());
+  EXPECT_NE(d.session().compute().doorbell, nullptr);
+  EXPECT_NE(d.session().sdma().doorbell, nullptr);
+  EXPECT_NE(d.session().compute().queue_id, d.session().sdma().queue_id);
+  EXPECT_EQ(d.ns_per_tick_num(), 10u) << "a 100 MHz counter: 10 ns per tick";
+  EXPECT_EQ(d.ns_per_tick_den(), 1u);
+  EXPECT_NE(d.target().name().find("gfx1100"), std::string::npos) << d.target().name();
+}
+
+TEST(AmdDevice, SignalWrittenByTheQueueReachesTheHostWithItsTimestamp) {
+  AmdDevice& d = device();
+  Signal& s = d.new_signal("signalled");
+  const ClockCalibration clock = d.clock_calibration();
+  const int64_t before = monotonic_ns();
+  HWQueue().signal(s, 7).submit(d);
+  s.wait(7);
+  const int64_t after = monotonic_ns();
+  EXPECT_EQ(s.value(), 7u);
+  // The GPU's counter in ns, on the host's clock within the calibration's bound.
+  EXPECT_GE(d.host_time_ns(s.timestamp()), before - clock.uncertainty_ns);
+  EXPECT_LE(d.host_time_ns(s.timestamp()), after + clock.uncertainty_ns);
+}
+
+TEST(AmdDevice, AQueueWaitsUntilTheHostSetsTheSignalLater) {
+  AmdDevice& d = device();
+  Signal& gate = d.new_signal("gate");
+  Signal& done = d.new_signal("done");
+  HWQueue().wait(gate, 1).signal(done, 1).submit(d);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(done.value(), 0u) << "the wait let the signal through before the host set the gate";
+  gate.set(1);
+  done.wait(1);
+  EXPECT_EQ(done.value(), 1u);
+}
+
+TEST(AmdDevice, ComputeQueueWaitsCompareAllSixtyFourBitsAcrossTwoToThe31And32) {
+  AmdDevice& d = device();
+  Signal& gate = d.new_signal("wide gate");
+  Signal& done = d.new_signal("wide done");
+  for (uint64_t v : {(uint64_t{1} << 31) - 1, uint64_t{1} << 31, (uint64_t{1} << 32) + 5, (uint64_t{1} << 40) + 1}) {
+    HWQueue().wait(gate, v).signal(done, v).submit(d);
+    gate.set(v - 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_LT(done.value(), v) << "a wait for " << v << " passed at " << v - 1;
+    gate.set(v);
+    done.wait(v);
+  }
+}
+
+TEST(AmdDevice, AKernelRendersRunsAndMatchesTheReferenceWithTimestampsAroundIt) {
+  Tensor::manual_seed(11);
+  Tensor a = Tensor::randn({1000}).realize(), b = Tensor::randn({1000}).realize();
+  Loaded l = load(a * b + 1);
+  AmdDevice& d = device();
+  std::vector<AmdMemory> bufs = upload(d, l.call);
+  run_linear(UOp::make(Ops::LINEAR, dtypes::void_, {l.call}), on_device("REF"));
+  std::span<std::byte> want = buffer_bytes(l.call.src(1));
+  std::memset(bufs[0].cpu, 0xAB, want.size());
+  Signal& start = d.new_signal("kernel start");
+  Signal& end = d.new_signal("kernel end");
+  Signal& done = d.new_signal("kernel done");
+  HWQueue().timestamp(start).exec(*l.program, vas(bufs), l.grid, l.block).timestamp(end).signal(done, 1).submit(d);
+  done.wait(1);
+  EXPECT_EQ(std::memcmp(bufs[0].cpu, want.data(), want.size()), 0);
+  EXPECT_GT(start.timestamp(), 0u);
+  EXPECT_LE(start.timestamp(), end.timestamp());
+  EXPECT_LE(end.timestamp(), done.timestamp());
+  free_all(d, bufs);
+}
+
+TEST(AmdDevice, AHundredKernelsInOneSubmissionRunInOrder) {
+  // y = y + 1 a hundred times: each kernel reads what the previous one wrote, so they must run in order.
+  Tensor y = Tensor::zeros({256}).contiguous().realize();
+  Loaded l = load(y.assign(y + 1));
+  AmdDevice& d = device();
+  std::vector<AmdMemory> bufs = upload(d, l.call);
+  std::memset(bufs[0].cpu, 0, 256 * 4);
+  HWQueue q;
+  std::vector<uint64_t> args = vas(bufs);
+  for (int i = 0; i < 100; i++) q.exec(*l.program, args, l.grid, l.block);
+  Signal& done = d.new_signal("hundred done");
+  q.signal(done, 1).submit(d);
+  done.wait(1);
+  const float* out = reinterpret_cast<const float*>(bufs[0].cpu);
+  for (int i = 0; i < 256; i++) ASSERT_EQ(out[i], 100.0f) << "element " << i;
+  free_all(d, bufs);
+}
+
+TEST(AmdDevice, SdmaCopiesAndSignalsOnItsOwnQueue) {
+  AmdDevice& d = device();
+  AmdMemory src = d.alloc(1 << 20), dst = d.alloc(1 << 20);
+  for (int i = 0; i < (1 << 20); i++) src.cpu[i] = static_cast<uint8_t>(i * 7 + 3);
+  std::memset(dst.cpu, 0, 1 << 20);
+  Signal& done = d.new_signal("copied");
+  Signal& stamp = d.new_signal("copy stamp");
+  HWQueue().copy(reinterpret_cast<void*>(dst.va), reinterpret_cast<const void*>(src.va), 1 << 20).timestamp(stamp).signal(done, 1).submit(d);
+  done.wait(1);
+  EXPECT_EQ(std::memcmp(src.cpu, dst.cpu, 1 << 20), 0);
+  EXPECT_GT(stamp.timestamp(), 0u);
+  EXPECT_LE(stamp.timestamp(), done.timestamp());
+  d.free(src);
+  d.free(dst);
+}
+
+TEST(AmdDevice, ManySubmissionsWrapBothRings) {
+  // More submissions than either ring has slots (1 MiB rings: 16384 PM4 slots of 16 dwords, 8192 SDMA slots of 32), and
+  // than the compute IB ring has 256-byte pieces (4 MiB: 16384).
+  AmdDevice& d = device();
+  Signal& s = d.new_signal("wrap compute");
+  Signal& c = d.new_signal("wrap sdma");
+  AmdMemory a = d.alloc(64), b = d.alloc(64);
+  for (uint64_t i = 1; i <= 17000; i++) {
+    HWQueue().signal(s, i).submit(d);
+    HWQueue().copy(reinterpret_cast<void*>(b.va), reinterpret_cast<const void*>(a.va), 64).signal(c, i).submit(d);
+  }
+  s.wait(17000);
+  c.wait(17000);
+  d.free(a);
+  d.free(b);
+}
+
+TEST(AmdDevice, AQueueMixingExecAndCopyIsRejectedSayingWhy) {
+  Loaded l = load(Tensor::empty({64}) + 1);
+  AmdDevice& d = device();
+  std::vector<AmdMemory> bufs = upload(d, l.call);
+  HWQueue q;
+  q.exec(*l.program, vas(bufs), {1, 1, 1}, {64, 1, 1}).copy(reinterpret_cast<void*>(bufs[0].va), reinterpret_cast<void*>(bufs[1].va), 4);
+  try {
+    q.submit(d);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("both exec and copy"), std::string::npos) << e.what();
+  }
+  free_all(d, bufs);
+}
+
+TEST(AmdDevice, BoundQueueResubmitsAndPatchedSignalValueAndBufferTakeEffect) {
+  Tensor y = Tensor::zeros({64}).contiguous().realize();
+  Loaded l = load(y.assign(y + 1));
+  AmdDevice& d = device();
+  std::vector<AmdMemory> a = upload(d, l.call), b = upload(d, l.call);
+  std::memset(a[0].cpu, 0, 256);
+  std::memset(b[0].cpu, 0, 256);
+  Signal& done = d.new_signal("bound done");
+  HWQueue q;
+  q.exec(*l.program, vas(a), l.grid, l.block).signal(done, 1);
+  q.bind(d);
+  q.submit(d);
+  done.wait(1);
+  EXPECT_EQ(q.patch_value(1, 2), 1u) << "one dword of the RELEASE_MEM's data changed";
+  q.submit(d);
+  done.wait(2);
+  EXPECT_EQ(reinterpret_cast<const float*>(a[0].cpu)[0], 2.0f);
+  ASSERT_EQ(b.size(), 1u) << "y.assign(y + 1) reads and writes one buffer";
+  EXPECT_GE(q.patch_buffer(0, 0, reinterpret_cast<void*>(b[0].va)), 1u);
+  EXPECT_EQ(q.patch_buffer(0, 0, reinterpret_cast<void*>(b[0].va)), 0u) << "the same address again changes nothing";
+  q.patch_value(1, 3);
+  q.submit(d);
+  done.wait(3);
+  EXPECT_EQ(reinterpret_cast<const float*>(a[0].cpu)[0], 2.0f);
+  EXPECT_EQ(reinterpret_cast<const float*>(b[0].cpu)[0], 1.0f);
+  const AmdDevice::BoundMemory m = d.bound_memory(*q.bound_queue());
+  EXPECT_GT(m.dwords, 0u);
+  EXPECT_GT(m.kernargs.size, 0u);
+  free_all(d, a);
+  free_all(d, b);
+}
+
+TEST(AmdDevice, ABoundCopyQueuePatchesItsAddressesAndValue) {
+  AmdDevice& d = device();
+  AmdMemory src = d.alloc(4096), dst1 = d.alloc(4096), dst2 = d.alloc(4096);
+  std::memset(src.cpu, 0x5A, 4096);
+  std::memset(dst1.cpu, 0, 4096);
+  std::memset(dst2.cpu, 0, 4096);
+  Signal& done = d.new_signal("bound copy done");
+  HWQueue q;
+  q.copy(reinterpret_cast<void*>(dst1.va), reinterpret_cast<const void*>(src.va), 4096).signal(done, 1);
+  q.bind(d);
+  q.submit(d);
+  done.wait(1);
+  EXPECT_EQ(dst1.cpu[4095], 0x5A);
+  EXPECT_GE(q.patch_copy(0, reinterpret_cast<void*>(dst2.va), reinterpret_cast<const void*>(src.va)), 1u);
+  q.patch_value(1, 2);
+  q.submit(d);
+  done.wait(2);
+  EXPECT_EQ(dst2.cpu[0], 0x5A);
+  EXPECT_EQ(dst2.cpu[4095], 0x5A);
+  d.free(src);
+  d.free(dst1);
+  d.free(dst2);
+}
+
+TEST(AmdDevice, AWaitThatNeverPassesTimesOutNamingTheDeviceAndSignal) {
+  Signal& s = device().new_signal("never");
+  try {
+    s.wait(1, std::chrono::milliseconds(50));
+    ADD_FAILURE() << "no timeout";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("AMD"), std::string::npos) << m;
+    EXPECT_NE(m.find("'never'"), std::string::npos) << m;
+  }
+}
+
+TEST(AmdDevice, BuffersFreedWhileAQueuedKernelWaitsAreKeptUntilItRan) {
+  AmdDevice& d = device();
+  Signal& gate = d.new_signal("retire gate");
+  Signal& done = d.new_signal("retire done");
+  AmdMemory m = d.alloc(4096);
+  const size_t before = d.retired_count();
+  HWQueue().wait(gate, 1).signal(done, 1).submit(d);
+  d.free(m);
+  EXPECT_EQ(d.retired_count(), before + 1) << "freed while a submission that may use it waits";
+  gate.set(1);
+  done.wait(1);
+  // The queue's progress release follows the submission's last command: poll until the retirement sees it.
+  const int64_t deadline = monotonic_ns() + 5'000'000'000;
+  while (d.retired_count() != before && monotonic_ns() < deadline) std::this_thread::yield();
+  EXPECT_EQ(d.retired_count(), before) << "freed once the submission completed";
+}
+
+TEST(AmdDevice, WithoutAFaultTheReportIsEmpty) { EXPECT_EQ(device().fault_report(), ""); }
+
+TEST(AmdDevice, AKernelReadingUnmappedMemoryFaultsNamingTheAddressAndTheProcessGoesOn) {
+  // A fresh device: the fault stops its compute queue.
+  std::unique_ptr<AmdDevice> d = open_amd_test_device();
+  UOp linear = (Tensor::empty({64}) + 1).schedule_linear();
+  Loaded k = load_on(*d, linear.src(0));
+  AmdMemory out = d->alloc(256);
+  const uint64_t bad = 0xdead0000;
+  Signal& done = d->new_signal("after fault");
+  HWQueue().exec(*k.program, std::vector<uint64_t>{out.va, bad}, k.grid, k.block).signal(done, 1).submit(*d);
+  const int64_t t0 = monotonic_ns();
+  try {
+    done.wait(1, std::chrono::milliseconds(20000));
+    ADD_FAILURE() << "the wait passed";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("the device faulted"), std::string::npos) << m;
+    EXPECT_NE(m.find("KFD memory exception at VA 0xdead0000"), std::string::npos) << m;
+  }
+  EXPECT_LT(monotonic_ns() - t0, int64_t{10'000'000'000}) << "the fault ended the wait, not the timeout";
+  EXPECT_NE(d->fault_report().find("0xdead0000"), std::string::npos) << d->fault_report();
+  // Memory freed behind the faulted queue stays until the device goes; the device is destroyed without hanging, and
+  // a new one runs.
+  d->free(out);
+  EXPECT_EQ(d->retired_count(), 1u);
+  d.reset();
+  std::unique_ptr<AmdDevice> again = open_amd_test_device();
+  Signal& s = again->new_signal("after the faulted device");
+  HWQueue().signal(s, 1).submit(*again);
+  s.wait(1);
+}
+
+}  // namespace
+}  // namespace doorbell::amd
+
+namespace doorbell::amd {
+namespace {
+
+// SDMA's POLL_REGMEM compares one 32-bit word: a target below 2^32 is compared on the low word, a multiple of 2^32
+// on the high word; a target with both halves set is refused before anything is submitted.
+TEST(AmdDeviceSdma, WaitsBelowTwoToThe32AndOnMultiplesOfItHoldTheCopyQueueAndOthersAreRefused) {
+  AmdDevice& d = device();
+  AmdMemory a = d.alloc(64), b = d.alloc(64);
+  Signal& gate = d.new_signal("sdma gate");
+  Signal& done = d.new_signal("sdma done");
+  for (uint64_t v : {uint64_t{7}, (uint64_t{1} << 31) + 3, uint64_t{1} << 32, uint64_t{5} << 32}) {
+    HWQueue().wait(gate, v).copy(reinterpret_cast<void*>(b.va), reinterpret_cast<const void*>(a.va), 64).signal(done, v).submit(d);
+    gate.set(v - 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_LT(done.value(), v) << "a wait for " << v << " passed at " << v - 1;
+    gate.set(v);
+    done.wait(v);
+  }
+  try {
+    HWQueue().wait(gate, (uint64_t{6} << 32) + 1).copy(reinterpret_cast<void*>(b.va), reinterpret_cast<const void*>(a.va), 64).submit(d);
+    ADD_FAILURE() << "a wait the SDMA queue cannot compare was submitted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("must be a multiple of 2^32 there"), std::string::npos) << e.what();
+  }
+  d.free(a);
+  d.free(b);
+}
+
+}  // namespace
+}  // namespace doorbell::amd
