@@ -19,21 +19,18 @@
 #include "hcq/backend.h"
 #include "hcq/devices.h"
 #include "hcq/host_buffers.h"
-#include "hcq/nv/nv_device.h"
+#include "hcq/hw_queue.h"
 #include "hcq/run_linear.h"
 #include "hcq/wait_primitives.h"
 #include "ir/environment.h"
 #include "tools/bench_suite.h"
+#include "tools/checked_gpu.h"
 #include "tools/device_kernel.h"
 #include "hcq/json_text.h"
 #include "tools/nv_experiments.h"
 
 namespace doorbell {
 namespace {
-
-using nv::NvDevice;
-using nv::NvMemory;
-using nv::NvProgram;
 
 struct Checker {
   std::FILE* out;
@@ -68,7 +65,7 @@ constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();  // writte
 // Every figure the check measures, for the JSON report (medians of repeats).
 struct Figures {
   double to_start_us = kMissing, to_done_us = kMissing, batch_per_kernel_us = kMissing;
-  std::optional<ClockCalibration> clock;  // the GPU's timer against the host's clock (NvDevice::calibrate_clock)
+  std::optional<ClockCalibration> clock;  // the GPU's timer against the host's clock (CheckedGpu::calibrate_clock)
   int dispatch_samples = 0;
   struct KernelOnly {
     int64_t elements;
@@ -81,7 +78,8 @@ struct Figures {
   int copy_repeats = 0;
 };
 
-void contract(NvDevice& d, Checker& c) {
+void contract(CheckedGpu& g, Checker& c) {
+  Device& d = g.device();
   std::fprintf(c.out, "HCQ contract on %s:\n", d.name().c_str());
   c.check("a queue's signal reaches the host with a timestamp", [&] {
     Signal& s = d.new_signal("check signal");
@@ -91,7 +89,7 @@ void contract(NvDevice& d, Checker& c) {
     expect(s.timestamp() != 0, "no timestamp written");  // the device's clock: not comparable with the host's here
   });
   c.check("a timestamp converted to the host's clock lies between the host's reads around it", [&] {
-    const ClockCalibration clock = d.calibrate_clock();
+    const ClockCalibration clock = g.calibrate_clock();
     Signal& s = d.new_signal("check clock");
     for (int i = 0; i < 5; i++) {
       const uint64_t v = s.value() + 1;
@@ -132,7 +130,7 @@ void contract(NvDevice& d, Checker& c) {
     Tensor::manual_seed(1);
     Tensor a = Tensor::randn({1 << 16}).realize(), b = Tensor::randn({1 << 16}).realize();
     DeviceKernel k = load_device_kernel(d, a * b + 1);
-    NvMemory out = d.alloc(4 << 16), ma = d.alloc(4 << 16), mb = d.alloc(4 << 16);
+    CheckedMemory out = g.alloc(4 << 16), ma = g.alloc(4 << 16), mb = g.alloc(4 << 16);
     const float* pa = reinterpret_cast<const float*>(buffer_bytes(k.call.src(2)).data());
     const float* pb = reinterpret_cast<const float*>(buffer_bytes(k.call.src(3)).data());
     std::memcpy(ma.cpu, pa, 4 << 16);
@@ -148,12 +146,12 @@ void contract(NvDevice& d, Checker& c) {
       expect(o[i] == want, "element " + std::to_string(i) + " is " + std::to_string(o[i]) + ", expected " + std::to_string(want));
     }
     expect(start.timestamp() != 0 && start.timestamp() <= end.timestamp(), "start " + std::to_string(start.timestamp()) + " after end " + std::to_string(end.timestamp()));
-    d.free(out), d.free(ma), d.free(mb);
+    g.free(out), g.free(ma), g.free(mb);
   });
   c.check("1000 chained kernels in one submission run in order", [&] {
     Tensor y = Tensor::zeros({1024}).contiguous().realize();
     DeviceKernel k = load_device_kernel(d, y.assign(y + 1));
-    NvMemory m = d.alloc(4096);
+    CheckedMemory m = g.alloc(4096);
     std::memset(m.cpu, 0, 4096);
     HWQueue q;
     for (int i = 0; i < 1000; i++) q.exec(*k.program, std::vector<uint64_t>{m.va}, k.grid, k.block);
@@ -162,22 +160,22 @@ void contract(NvDevice& d, Checker& c) {
     done.wait(1, std::chrono::milliseconds(30000));
     for (int i = 0; i < 1024; i++)
       expect(reinterpret_cast<const float*>(m.cpu)[i] == 1000.0f, "element " + std::to_string(i) + " is " + std::to_string(reinterpret_cast<const float*>(m.cpu)[i]));
-    d.free(m);
+    g.free(m);
   });
   c.check("the copy engine copies 16 MiB", [&] {
-    NvMemory src = d.alloc(16 << 20), dst = d.alloc(16 << 20);
+    CheckedMemory src = g.alloc(16 << 20), dst = g.alloc(16 << 20);
     for (size_t i = 0; i < (16u << 20); i++) src.cpu[i] = static_cast<uint8_t>(i * 131 + 7);
     std::memset(dst.cpu, 0, 16 << 20);
     Signal& done = d.new_signal("check copy done");
     HWQueue().copy(reinterpret_cast<void*>(dst.va), reinterpret_cast<const void*>(src.va), 16 << 20).signal(done, 1).submit(d);
     done.wait(1, std::chrono::milliseconds(10000));
     expect(std::memcmp(src.cpu, dst.cpu, 16 << 20) == 0, "the copy differs from its source");
-    d.free(src), d.free(dst);
+    g.free(src), g.free(dst);
   });
   c.check("a bound queue resubmits with a patched signal value", [&] {
     Tensor y = Tensor::zeros({256}).contiguous().realize();
     DeviceKernel k = load_device_kernel(d, y.assign(y + 1));
-    NvMemory m = d.alloc(1024);
+    CheckedMemory m = g.alloc(1024);
     std::memset(m.cpu, 0, 1024);
     Signal& done = d.new_signal("check bound done");
     HWQueue q;
@@ -188,7 +186,7 @@ void contract(NvDevice& d, Checker& c) {
       done.wait(v, std::chrono::milliseconds(5000));
     }
     expect(reinterpret_cast<const float*>(m.cpu)[0] == 3.0f, "three submissions gave " + std::to_string(reinterpret_cast<const float*>(m.cpu)[0]));
-    d.free(m);
+    g.free(m);
   });
   c.check("a wait that never passes times out naming the signal", [&] {
     Signal& s = d.new_signal("check never");
@@ -244,16 +242,17 @@ void conformance(const std::string& dev, Checker& c) {
   }
 }
 
-void latency(NvDevice& d, Checker& c, Figures& f) {
+void latency(CheckedGpu& g, Checker& c, Figures& f) {
+  Device& d = g.device();
   std::fprintf(c.out, "dispatch latency and kernel-only times on %s (medians):\n", d.name().c_str());
   c.check("figures", [&] {
     Tensor y = Tensor::zeros({256}).contiguous().realize();
     DeviceKernel tiny = load_device_kernel(d, y.assign(y + 1));
-    NvMemory m = d.alloc(1024);
+    CheckedMemory m = g.alloc(1024);
     Signal& start = d.new_signal("latency start");
     Signal& done = d.new_signal("latency done");
     // The GPU stamps with its own timer (the emulated one too): its start stamp goes to the host's clock by calibration.
-    f.clock = d.calibrate_clock();
+    f.clock = g.calibrate_clock();
     std::vector<double> to_start, to_done;
     HWQueue q;
     q.timestamp(start).exec(*tiny.program, std::vector<uint64_t>{m.va}, tiny.grid, tiny.block).signal(done, 0).bind(d);
@@ -282,11 +281,11 @@ void latency(NvDevice& d, Checker& c, Figures& f) {
     f.batch_per_kernel_us = (batch_end.timestamp() - batch_start.timestamp()) / 1e3 / 1000;
     std::fprintf(c.out, "    per kernel, batch of 1000   %10.2f us   (device timestamps around the batch)\n", f.batch_per_kernel_us);
     // The emulated SM interprets PTX on one host thread: its figures show the path works, not GPU speed.
-    const std::vector<int64_t> sizes = d.emulated() ? std::vector<int64_t>{int64_t{1} << 16} : std::vector<int64_t>{int64_t{1} << 20, int64_t{1} << 24};
+    const std::vector<int64_t> sizes = g.emulated() ? std::vector<int64_t>{int64_t{1} << 16} : std::vector<int64_t>{int64_t{1} << 20, int64_t{1} << 24};
     for (int64_t n : sizes) {
       Tensor a = Tensor::empty({n}), b = Tensor::empty({n});
       DeviceKernel add = load_device_kernel(d, a + b);
-      NvMemory o = d.alloc(4 * n), ma = d.alloc(4 * n), mb = d.alloc(4 * n);
+      CheckedMemory o = g.alloc(4 * n), ma = g.alloc(4 * n), mb = g.alloc(4 * n);
       Signal& ks = d.new_signal("kernel only start");
       Signal& ke = d.new_signal("kernel only end");
       std::vector<double> times;
@@ -299,27 +298,28 @@ void latency(NvDevice& d, Checker& c, Figures& f) {
       const double ns = median(times);
       std::fprintf(c.out, "    add of %8lld float32        %10.2f us kernel only, %8.2f GB/s\n", static_cast<long long>(n), ns / 1e3, 12.0 * n / ns);
       f.kernel_only.push_back({n, ns / 1e3, 12.0 * n / ns});
-      d.free(o), d.free(ma), d.free(mb);
+      g.free(o), g.free(ma), g.free(mb);
     }
-    d.free(m);
+    g.free(m);
   });
 }
 
 // Copy bandwidth, medians of repeats: the copy engine host -> GPU, GPU -> host and GPU -> GPU (device timestamps
 // around the copy), and the host's memcpy into the CPU mapping of video memory (host clock).
-void copies(NvDevice& d, Checker& c, Figures& f) {
+void copies(CheckedGpu& g, Checker& c, Figures& f) {
+  Device& d = g.device();
   std::fprintf(c.out, "copy bandwidth on %s (medians):\n", d.name().c_str());
   c.check("copy bandwidth", [&] {
-    const uint64_t bytes = d.emulated() ? uint64_t{4} << 20 : uint64_t{64} << 20;
+    const uint64_t bytes = g.emulated() ? uint64_t{4} << 20 : uint64_t{64} << 20;
     const int repeats = 5;
-    NvMemory host = d.alloc(bytes, /*system_memory=*/true), a = d.alloc(bytes), b = d.alloc(bytes);
+    CheckedMemory host = g.alloc(bytes, /*host_memory=*/true), a = g.alloc(bytes), b = g.alloc(bytes);
     std::memset(host.cpu, 0x5a, bytes);
     Signal& start = d.new_signal("copy start");
     Signal& end = d.new_signal("copy end");
     Signal& done = d.new_signal("copy done");
     // GB/s from the device's timestamps around the copy, and from the host's submit to its seeing the copy done
     // (a bound that does not rely on the timestamps waiting for the copy engine).
-    auto engine = [&](const NvMemory& dst, const NvMemory& src, const char* what) {
+    auto engine = [&](const CheckedMemory& dst, const CheckedMemory& src, const char* what) {
       std::vector<double> ns, host_ns;
       for (int i = 0; i < repeats; i++) {
         const uint64_t v = done.value() + 1;
@@ -348,31 +348,11 @@ void copies(NvDevice& d, Checker& c, Figures& f) {
     f.memcpy_into_mapping = bytes / median(ns);
     std::fprintf(c.out, "    %-26s %10.2f GB/s   (host clock)\n", "memcpy into the mapping", f.memcpy_into_mapping);
     f.copy_bytes = bytes, f.copy_repeats = repeats;
-    d.free(host), d.free(a), d.free(b);
+    g.free(host), g.free(a), g.free(b);
   });
 }
 
-// The GPU's model as the driver names it (/proc/driver/nvidia/gpus/<bus id>/information, "Model:"), in bus order.
-std::string gpu_model(const NvDevice& d, int index) {
-  if (d.emulated()) return "emulated GPU (mockgpu)";
-  std::vector<std::filesystem::path> gpus;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) gpus.push_back(entry.path());
-  std::sort(gpus.begin(), gpus.end());
-  if (index >= static_cast<int>(gpus.size())) return "unknown";
-  std::ifstream info(gpus[index] / "information");
-  for (std::string line; std::getline(info, line);)
-    if (line.rfind("Model:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 6));
-  return "unknown";
-}
-
-std::string hex(uint32_t v) {
-  char text[16];
-  std::snprintf(text, sizeof text, "0x%x", v);
-  return text;
-}
-
-std::string report_json(NvDevice& d, const std::string& canonical, int index, const Checker& c, const Figures& f,
+std::string report_json(CheckedGpu& g, const std::string& canonical, const Checker& c, const Figures& f,
                         const std::vector<Experiment>* experiments) {
   std::string failures = "[";
   for (size_t i = 0; i < c.failures.size(); i++) failures += (i ? ", " : "") + json_quote(c.failures[i]);
@@ -383,9 +363,7 @@ std::string report_json(NvDevice& d, const std::string& canonical, int index, co
                    json_figure(f.kernel_only[i].us) + ", \"gb_per_s\": " + json_figure(f.kernel_only[i].gb_per_s) + "}";
   kernel_only += "]";
   std::string j = "{\n";
-  j += "  \"device\": {\"name\": " + json_quote(canonical) + ", \"gpu\": " + json_quote(gpu_model(d, index)) + ", \"arch\": " +
-       json_quote(d.arch()) + ", \"compute_class\": " + json_quote(hex(d.session().classes().compute)) + ", \"driver_version\": " +
-       json_quote(d.session().driver_version()) + ", \"emulated\": " + (d.emulated() ? "true" : "false") + "},\n";
+  j += "  \"device\": {\"name\": " + json_quote(canonical) + g.identity_json() + "},\n";
   j += "  \"checks\": {\"passed\": " + std::to_string(c.passed) + ", \"failed\": " + std::to_string(c.failed) + ", \"failures\": " + failures + "},\n";
   j += "  \"dispatch_us\": {\"submit_to_kernel_start\": " + json_figure(f.to_start_us) + ", \"submit_to_done\": " + json_figure(f.to_done_us) +
        ", \"per_kernel_batch_of_1000\": " + json_figure(f.batch_per_kernel_us) + ", \"samples\": " + std::to_string(f.dispatch_samples) +
@@ -397,7 +375,7 @@ std::string report_json(NvDevice& d, const std::string& canonical, int index, co
        ", \"host_to_gpu_submit_to_done\": " + json_figure(f.host_to_gpu_submit_to_done) + ", \"gpu_to_host_submit_to_done\": " +
        json_figure(f.gpu_to_host_submit_to_done) + ", \"gpu_to_gpu_submit_to_done\": " + json_figure(f.gpu_to_gpu_submit_to_done) +
        ", \"bytes\": " + std::to_string(f.copy_bytes) + ", \"repeats\": " + std::to_string(f.copy_repeats) + "},\n";
-  j += "  \"fault\": " + json_quote(d.fault_report()) + ",\n";
+  j += "  \"fault\": " + json_quote(g.fault_report()) + ",\n";
   j += "  \"experiments\": " + (experiments ? experiments_json(*experiments, 2) : std::string("null")) + "\n}\n";
   return j;
 }
@@ -407,27 +385,29 @@ std::string report_json(NvDevice& d, const std::string& canonical, int index, co
 int run_device_check(const std::string& dev, std::FILE* out, const DeviceCheckOptions& options) {
   // One parser for every device name (DEV=nv works, so does --device nv, nv:0, NV:0:PTX).
   const DeviceName name = parse_device_name(dev);
-  if (name.prefix != "NV")
+  if (name.prefix != "NV" && name.prefix != "AMD")
     throw std::invalid_argument("check: --device " + name.canonical() +
-                                " is not checked yet; expected an NV device (the CPU device is checked by the test suite and `doorbell run`)");
+                                " is not checked yet; expected an NV or AMD device (the CPU device is checked by the test suite and `doorbell run`)");
+  if (options.experiments && name.prefix != "NV")
+    throw std::invalid_argument("check: experiments exist for NV devices only (tools/nv_experiments.h), not " + name.canonical());
   if (!options.json_path.empty()) bench::check_json_path(options.json_path);  // before the minutes the check takes
   const std::string canonical = name.canonical();
-  auto& d = dynamic_cast<NvDevice&>(device(canonical));
-  std::fprintf(out, "device: %s, %s, %s, %s, driver %s\n", canonical.c_str(), gpu_model(d, name.index).c_str(), d.arch().c_str(),
-               d.emulated() ? "emulated (MOCKGPU=1)" : "hardware", d.session().driver_version().c_str());
+  std::unique_ptr<CheckedGpu> gpu = checked_gpu(canonical, name.prefix, name.index);
+  CheckedGpu& g = *gpu;
+  std::fprintf(out, "device: %s\n", g.describe().c_str());
   Checker c{out, 0, 0, {}};
   Figures f;
-  contract(d, c);
+  contract(g, c);
   conformance(canonical, c);
-  latency(d, c, f);
-  copies(d, c, f);
-  if (const std::string fault = d.fault_report(); !fault.empty()) std::fprintf(out, "device fault: %s\n", fault.c_str());
+  latency(g, c, f);
+  copies(g, c, f);
+  if (const std::string fault = g.fault_report(); !fault.empty()) std::fprintf(out, "device fault: %s\n", fault.c_str());
   std::vector<Experiment> experiments;
   if (options.experiments) {
     std::fprintf(out, "experiments on %s, each alternative on a fresh device:\n", canonical.c_str());
-    experiments = run_nv_experiments(name.index, d.emulated(), out);
+    experiments = run_nv_experiments(name.index, g.emulated(), out);
     // On the emulated GPU each outcome is defined (nv_experiments.h); on hardware the outcomes are the findings.
-    if (d.emulated())
+    if (g.emulated())
       for (const std::string& mismatch : emulator_mismatches(experiments)) {
         c.failed++;
         c.failures.push_back("experiment " + mismatch);
@@ -436,7 +416,7 @@ int run_device_check(const std::string& dev, std::FILE* out, const DeviceCheckOp
   }
   if (!options.json_path.empty()) {
     std::ofstream file(options.json_path);
-    file << report_json(d, canonical, name.index, c, f, options.experiments ? &experiments : nullptr);
+    file << report_json(g, canonical, c, f, options.experiments ? &experiments : nullptr);
     if (!file.flush()) throw std::runtime_error("check: cannot write the JSON report to '" + options.json_path + "'");
     std::fprintf(out, "check: JSON written to %s\n", options.json_path.c_str());
   }

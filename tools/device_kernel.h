@@ -1,4 +1,4 @@
-// A one-kernel tensor program compiled for an NV device's target and loaded on that device, with its launch dims:
+// A one-kernel tensor program compiled for a GPU device's target and loaded on that device, with its launch dims:
 // what the device check and its experiments launch by hand through HWQueue.
 #pragma once
 #include <array>
@@ -7,7 +7,7 @@
 
 #include "compiler/program.h"
 #include "frontend/tensor.h"
-#include "hcq/nv/nv_device.h"
+#include "hcq/device.h"
 
 namespace doorbell {
 
@@ -18,7 +18,7 @@ struct DeviceKernel {
   UOp compiled;  // the PROGRAM: held so the device keeps `program` loaded (hcq/device.h program())
 };
 
-inline DeviceKernel load_device_kernel(nv::NvDevice& d, const Tensor& t) {
+inline DeviceKernel load_device_kernel(Device& d, const Tensor& t) {
   UOp linear = t.schedule_linear();
   if (linear.src().size() != 1) throw std::runtime_error("expected one kernel, got " + std::to_string(linear.src().size()));
   UOp program = compile_program(linear.src(0), d.target()).program;

@@ -1,0 +1,123 @@
+#include "tools/checked_gpu.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+#include "hcq/amd/amd_device.h"
+#include "hcq/devices.h"
+#include "hcq/json_text.h"
+#include "hcq/nv/nv_device.h"
+
+namespace doorbell {
+namespace {
+
+std::string hex(uint64_t v) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+// The GPU's model as the NVIDIA driver names it (/proc/driver/nvidia/gpus/<bus id>/information, "Model:"), in bus order.
+std::string nv_gpu_model(bool emulated, int index) {
+  if (emulated) return "emulated GPU (mockgpu)";
+  std::vector<std::filesystem::path> gpus;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) gpus.push_back(entry.path());
+  std::sort(gpus.begin(), gpus.end());
+  if (index >= static_cast<int>(gpus.size())) return "unknown";
+  std::ifstream info(gpus[index] / "information");
+  for (std::string line; std::getline(info, line);)
+    if (line.rfind("Model:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 6));
+  return "unknown";
+}
+
+class CheckedNv final : public CheckedGpu {
+ public:
+  CheckedNv(nv::NvDevice& d, std::string canonical, int index) : d_(d), canonical_(std::move(canonical)), index_(index) {}
+  Device& device() override { return d_; }
+  CheckedMemory alloc(uint64_t bytes, bool host_memory) override {
+    const nv::NvMemory m = d_.alloc(bytes, host_memory);
+    live_[m.va] = m;
+    return {m.cpu, m.va};
+  }
+  void free(const CheckedMemory& memory) override {
+    d_.free(live_.at(memory.va));
+    live_.erase(memory.va);
+  }
+  ClockCalibration calibrate_clock() override { return d_.calibrate_clock(); }
+  bool emulated() const override { return d_.emulated(); }
+  std::string fault_report() const override { return d_.fault_report(); }
+  std::string describe() const override {
+    return canonical_ + ", " + nv_gpu_model(d_.emulated(), index_) + ", " + d_.arch() + ", " +
+           (d_.emulated() ? "emulated (MOCKGPU=1)" : "hardware") + ", driver " + d_.session().driver_version();
+  }
+  std::string identity_json() const override {
+    return ", \"gpu\": " + json_quote(nv_gpu_model(d_.emulated(), index_)) + ", \"arch\": " + json_quote(d_.arch()) +
+           ", \"compute_class\": " + json_quote(hex(d_.session().classes().compute)) + ", \"driver_version\": " +
+           json_quote(d_.session().driver_version()) + ", \"emulated\": " + (d_.emulated() ? "true" : "false");
+  }
+
+ private:
+  nv::NvDevice& d_;
+  std::string canonical_;
+  int index_;
+  std::unordered_map<uint64_t, nv::NvMemory> live_;
+};
+
+class CheckedAmd final : public CheckedGpu {
+ public:
+  CheckedAmd(amd::AmdDevice& d, std::string canonical) : d_(d), canonical_(std::move(canonical)) {}
+  Device& device() override { return d_; }
+  CheckedMemory alloc(uint64_t bytes, bool host_memory) override {
+    const amd::AmdMemory m = d_.alloc(bytes, host_memory ? amd::AmdDomain::kGttUncached : amd::AmdDomain::kVram);
+    live_[m.va] = m;
+    return {m.cpu, m.va};
+  }
+  void free(const CheckedMemory& memory) override {
+    d_.free(live_.at(memory.va));
+    live_.erase(memory.va);
+  }
+  ClockCalibration calibrate_clock() override { return d_.calibrate_clock(); }
+  bool emulated() const override { return d_.emulated(); }
+  std::string fault_report() const override { return d_.fault_report(); }
+  std::string describe() const override {
+    return canonical_ + ", " + model() + ", " + d_.arch() + ", " + (d_.emulated() ? "emulated (MOCKGPU=1)" : "hardware") +
+           ", KFD " + kfd_version();
+  }
+  std::string identity_json() const override {
+    return ", \"gpu\": " + json_quote(model()) + ", \"arch\": " + json_quote(d_.arch()) + ", \"gfx_target_version\": " +
+           std::to_string(session().node().gfx_target_version()) + ", \"kfd_version\": " + json_quote(kfd_version()) +
+           ", \"emulated\": " + (d_.emulated() ? "true" : "false");
+  }
+
+ private:
+  amd::AmdSession& session() const { return const_cast<amd::AmdDevice&>(d_).session(); }
+  // The topology's marketing-free identity: the node's name and PCI device id (sysfs names no model).
+  std::string model() const {
+    if (d_.emulated()) return "emulated GPU (mockgpu)";
+    return session().node().name + " (device " + hex(session().device_info().device_id) + ")";
+  }
+  std::string kfd_version() const {
+    const kernel_interface::amd::KfdVersion v = session().kfd().version();
+    return std::to_string(v.major) + "." + std::to_string(v.minor);
+  }
+  amd::AmdDevice& d_;
+  std::string canonical_;
+  std::unordered_map<uint64_t, amd::AmdMemory> live_;
+};
+
+}  // namespace
+
+std::unique_ptr<CheckedGpu> checked_gpu(const std::string& canonical, const std::string& prefix, int index) {
+  if (prefix == "NV") return std::make_unique<CheckedNv>(dynamic_cast<nv::NvDevice&>(doorbell::device(canonical)), canonical, index);
+  if (prefix == "AMD") return std::make_unique<CheckedAmd>(dynamic_cast<amd::AmdDevice&>(doorbell::device(canonical)), canonical);
+  throw std::invalid_argument("check: --device " + canonical +
+                              " is not checked yet; expected an NV or AMD device (the CPU device is checked by the test suite and `doorbell run`)");
+}
+
+}  // namespace doorbell

@@ -1,0 +1,39 @@
+// What `doorbell check` needs of a GPU beyond the Device contract (hcq/device.h): memory it can fill from the host and
+// hand to a queue by address, a calibration of its timer against the host's clock, and its identity. One adapter per
+// GPU backend (NV, AMD), so the checks themselves are written once against this.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "hcq/clock_calibration.h"
+#include "hcq/device.h"
+
+namespace doorbell {
+
+struct CheckedMemory {
+  uint8_t* cpu = nullptr;  // the host's mapping
+  uint64_t va = 0;         // the address queues use
+};
+
+class CheckedGpu {
+ public:
+  virtual ~CheckedGpu() = default;
+  virtual Device& device() = 0;
+  // Device memory (`host_memory`: GPU-visible host memory instead) mapped for the host; free() lets it go.
+  virtual CheckedMemory alloc(uint64_t bytes, bool host_memory = false) = 0;
+  virtual void free(const CheckedMemory& memory) = 0;
+  virtual ClockCalibration calibrate_clock() = 0;
+  virtual bool emulated() const = 0;
+  virtual std::string fault_report() const = 0;
+  // "NV, NVIDIA H200, sm_90, hardware, driver 580.65.06": the check's first line after "device: ".
+  virtual std::string describe() const = 0;
+  // The report's "device" object's fields after "name" (", \"gpu\": ..., \"emulated\": false").
+  virtual std::string identity_json() const = 0;
+};
+
+// The adapter for the registered device `canonical` (an NV or AMD device name). Throws std::invalid_argument naming
+// the device when its backend has no adapter.
+std::unique_ptr<CheckedGpu> checked_gpu(const std::string& canonical, const std::string& prefix, int index);
+
+}  // namespace doorbell
