@@ -4,6 +4,7 @@
 // in order, copies, bind and patched resubmits, a timeout naming the signal, a fault naming the address as the KFD
 // reports it) with kernels rendered as LLVM IR and compiled by LLVM 19, checked against the reference interpreter.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <thread>
@@ -66,6 +67,16 @@ std::vector<uint64_t> vas(const std::vector<AmdMemory>& ms) {
 
 void free_all(AmdDevice& d, const std::vector<AmdMemory>& ms) {
   for (const AmdMemory& m : ms) d.free(m);
+}
+
+TEST(AmdDevice, WithoutAKfdOpeningTheRealDeviceNamesTheMissingFile) {
+  if (access("/dev/kfd", F_OK) == 0) GTEST_SKIP() << "this machine has a KFD";
+  try {
+    AmdDevice::open(std::make_unique<kernel_interface::LinuxSyscalls>());
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/kfd"), std::string::npos) << e.what();
+  }
 }
 
 TEST(AmdDevice, BringsUpOnTheEmulatedKfdWithAComputeAndAnSdmaQueue) {
