@@ -127,7 +127,7 @@ class Pm4Engine final : public QueueEngine {
         std::vector<uint32_t> words(length);
         std::memcpy(words.data(), memory_.at(va, length * 4, "IB"), length * 4);
         const Outcome outcome = execute(words, true);
-        if (outcome == Outcome::kStall) return Step::kStalled;
+        if (outcome == Outcome::kStall) return progressed ? Step::kProgressed : Step::kStalled;
         ib_.pos += length;
         packets_.fetch_add(1);
         progressed = true;
@@ -142,7 +142,7 @@ class Pm4Engine final : public QueueEngine {
       std::vector<uint32_t> words(length);
       for (uint64_t i = 0; i < length; ++i) words[i] = ring_dword(i);  // wraps at the ring end, as the CP does
       const Outcome outcome = execute(words, false);
-      if (outcome == Outcome::kStall) return Step::kStalled;
+      if (outcome == Outcome::kStall) return progressed ? Step::kProgressed : Step::kStalled;
       if (outcome == Outcome::kEnterIb) {
         ib_.ring_length = length;
         progressed = true;

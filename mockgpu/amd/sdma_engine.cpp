@@ -136,7 +136,7 @@ class SdmaEngine final : public QueueEngine {
         std::vector<uint32_t> words(bytes / 4);
         std::memcpy(words.data(), memory_.at(va, bytes, "IB"), bytes);
         const Outcome outcome = execute(words, true);
-        if (outcome == Outcome::kStall) return Step::kStalled;
+        if (outcome == Outcome::kStall) return progressed ? Step::kProgressed : Step::kStalled;
         ib_.pos += bytes;
         packets_.fetch_add(1);
         progressed = true;
@@ -158,7 +158,7 @@ class SdmaEngine final : public QueueEngine {
       std::vector<uint32_t> words(bytes / 4);
       std::memcpy(words.data(), memory_.at(queue_.ring_va + offset, bytes, "ring"), bytes);
       const Outcome outcome = execute(words, false);
-      if (outcome == Outcome::kStall) return Step::kStalled;
+      if (outcome == Outcome::kStall) return progressed ? Step::kProgressed : Step::kStalled;
       progressed = true;
       if (outcome == Outcome::kEnterIb) continue;
       complete_ring_packet(bytes);
