@@ -41,10 +41,7 @@ amd::MockKfdOptions amd_machine_options(int gpus) {
   amd::MockKfdOptions options;
   options.gpus = amd::mock_amd_configs(gpus);
   // The queue engines (mockgpu/amd/queue_engine.h) and the shader core (shader_core.h) of the emulated GPU.
-  options.make_engine = [](const amd::QueueDesc& queue, amd::EngineHooks hooks) -> std::unique_ptr<amd::QueueEngine> {
-    if (queue.kind == amd::QueueDesc::Kind::kPm4Compute) return amd::make_pm4_engine(queue, std::move(hooks));
-    return amd::make_sdma_engine(queue, std::move(hooks));
-  };
+  options.make_engine = amd::make_queue_engine;
   options.run_dispatch = amd::run_dispatch;
   return options;
 }

@@ -14,10 +14,10 @@ std::string key_lines(const std::vector<std::pair<std::string, uint64_t>>& pairs
   return text;
 }
 
-std::string cpu_node_properties(int gpus) {
-  // A CPU node: no SIMDs, gpu_id 0 (firmware-notes/amd-kfd.md §K9). io_links to the GPUs are not emulated.
+std::string cpu_node_properties() {
+  // A CPU node: no SIMDs, gpu_id 0 (firmware-notes/amd-kfd.md §K9). No io_links are emulated.
   return key_lines({{"cpu_cores_count", 16}, {"simd_count", 0}, {"mem_banks_count", 1}, {"caches_count", 0},
-                    {"io_links_count", static_cast<uint64_t>(gpus)}, {"p2p_links_count", 0}, {"cpu_core_id_base", 0},
+                    {"io_links_count", 0}, {"p2p_links_count", 0}, {"cpu_core_id_base", 0},
                     {"simd_id_base", 0}, {"max_waves_per_simd", 0}, {"lds_size_in_kb", 0}, {"gds_size_in_kb", 0},
                     {"num_gws", 0}, {"wave_front_size", 0}, {"array_count", 0}, {"simd_arrays_per_engine", 0},
                     {"cu_per_simd_array", 0}, {"simd_per_cu", 0}, {"max_slots_scratch_cu", 0},
@@ -30,7 +30,7 @@ std::string cpu_node_properties(int gpus) {
 std::string gpu_node_properties(const MockAmdGpuConfig& g, int node_index) {
   // Key order and names of a real gfx1100 dump (firmware-notes/amd-kfd.md §K9).
   return key_lines({{"cpu_cores_count", 0}, {"simd_count", g.simd_count}, {"mem_banks_count", 1}, {"caches_count", 0},
-                    {"io_links_count", 1}, {"p2p_links_count", 0}, {"cpu_core_id_base", 0},
+                    {"io_links_count", 0}, {"p2p_links_count", 0}, {"cpu_core_id_base", 0},
                     {"simd_id_base", 0x80000000u + static_cast<uint64_t>(node_index) * 0x1000},
                     {"max_waves_per_simd", g.max_waves_per_simd}, {"lds_size_in_kb", g.lds_size_in_kb},
                     {"gds_size_in_kb", g.gds_size_in_kb}, {"num_gws", 0}, {"wave_front_size", g.wave_front_size},
@@ -63,7 +63,7 @@ std::optional<std::string> topology_file(const std::vector<MockAmdGpuConfig>& gp
     if (node == 0) {
       if (file == "gpu_id") return "0\n";
       if (file == "name") return "\n";
-      if (file == "properties") return cpu_node_properties(static_cast<int>(gpus.size()));
+      if (file == "properties") return cpu_node_properties();
       if (file == "mem_banks/0/properties") return key_lines({{"heap_type", 0}, {"size_in_bytes", 64ull << 30},
                                                                {"flags", 0}, {"width", 64}, {"mem_clk_max", 4800}});
       return std::nullopt;

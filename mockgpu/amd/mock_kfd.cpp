@@ -23,7 +23,7 @@ namespace doorbell::mockgpu::amd {
 namespace {
 // DRM_IOCTL_AMDGPU_INFO = DRM_IOW(DRM_COMMAND_BASE + DRM_AMDGPU_INFO, struct drm_amdgpu_info) and the
 // struct drm_amdgpu_info_device offsets written, from libdrm 2.4.114 include/drm/amdgpu_drm.h
-// (firmware-notes/amd-kfd.md §K8); checked against the installed header when there is one.
+// (firmware-notes/amd-kfd.md §K11); checked against the installed header when there is one.
 constexpr unsigned long kDrmIoctlAmdgpuInfo = 0x40206445;
 constexpr uint32_t kAmdgpuInfoDevInfo = 0x16;
 constexpr std::size_t kInfoReturnPointer = 0, kInfoReturnSize = 8, kInfoQuery = 12, kInfoBytes = 32;
@@ -209,7 +209,7 @@ int MockKfd::close(int fd) {
   std::unique_ptr<Process> process;
   std::vector<std::unique_ptr<QueueEngine>> engines;
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     auto it = files_.find(fd);
     if (it == files_.end()) return -EBADF;
     if (it->second.kind == FileKind::kRender) {
@@ -220,6 +220,12 @@ int MockKfd::close(int fd) {
     }
     process = std::move(it->second.process);
     files_.erase(it);
+    if (process != nullptr) {
+      // Threads sleeping in WAIT_EVENTS on this process hold it: wake them and let them leave first.
+      process->closing = true;
+      process->events_changed.notify_all();
+      process->events_changed.wait(lock, [&] { return process->waits_in_progress == 0; });
+    }
     if (process != nullptr) {
       std::vector<uint32_t> ids;
       for (const auto& [id, queue] : process->queues) ids.push_back(id);
@@ -271,7 +277,8 @@ void* MockKfd::mmap(void* addr, std::size_t length, int prot, int flags, int fd,
   int memfd = -1;
   if (it->second.kind == FileKind::kRender) {
     // A BO's CPU view: the DRM fake offset ALLOC returned, on the DRM file the BO's process acquired its VM with
-    // (drm_gem_mmap: another file is not allowed the object, EACCES; an unknown offset or a longer range, EINVAL).
+    // (firmware-notes/amd-kfd.md §K4: another file is not allowed the object, EACCES; an unknown offset or a longer
+    // range, EINVAL).
     bool other_file = false;
     for (auto& [kfd_fd, kfd_file] : files_) {
       if (kfd_file.kind != FileKind::kKfd) continue;
@@ -296,15 +303,17 @@ void* MockKfd::mmap(void* addr, std::size_t length, int prot, int flags, int fd,
     const uint64_t type = off >> kMmapTypeShift;
     const int gpu = gpu_index(static_cast<uint32_t>((off >> kMmapGpuIdShift) & 0xFFFF));
     if (type == kMmapTypeEvents) {
-      // kfd_event_mmap: exactly the event page's size, once the process has one.
-      if (p.signal_page == nullptr || page_align(length) != kEventPageBytes) return fail(EINVAL);
+      // kfd_event_mmap: at most the event page's 32 KiB, once the process has one; the slots mapped are the
+      // slots signal events may use.
+      if (p.signal_page == nullptr || page_align(length) > kEventPageBytes) return fail(EINVAL);
       if (p.events_memory.memfd >= 0) {
         memfd = p.events_memory.memfd;
+        p.signal_page_bytes = page_align(length);
       } else {
         memfd = p.bos.at(p.signal_page_bo).memory.memfd;
       }
     } else {
-      if (gpu < 0) return fail(EINVAL);
+      if (gpu < 0) return fail(ENODEV);  // kfd_mmap: no device with that gpu_id
       GpuProcessState& state = p.gpus[static_cast<std::size_t>(gpu)];
       if (type == kMmapTypeDoorbell) {
         // kfd_doorbell_mmap: the whole 8 KiB slice; userspace passes the queue's offset & ~0x1FFF.
@@ -341,11 +350,11 @@ int MockKfd::ioctl(int fd, unsigned long request, void* arg) {
   if (it->second.kind != FileKind::kKfd) return -ENOTTY;
   Process& p = *it->second.process;
 
-  // kfd_ioctl (firmware-notes/amd-kfd.md §K1): nr in range, the kernel's own direction and size, usize bytes
+  // kfd_ioctl (firmware-notes/amd-kfd.md §K1): nr in the table (else ENOTTY), the caller the process that opened
+  // the file (else EBADF), the kernel's own direction and size, usize bytes
   // copied in, zero-filled up to the kernel's size, usize bytes copied back (also after a failure).
   const unsigned nr = _IOC_NR(request);
-  if (nr >= AMDKFD_COMMAND_END) return -ENOTTY;
-  if (nr < AMDKFD_COMMAND_START) return -EINVAL;
+  if (nr >= AMDKFD_COMMAND_END || nr < AMDKFD_COMMAND_START) return -ENOTTY;
   if (p.pid != getpid()) return -EBADF;  // "Using KFD FD in wrong process"
   unsigned long kernel_cmd = 0;
   switch (nr) {
@@ -430,14 +439,14 @@ int MockKfd::get_version(Process&, void* args) {
 int MockKfd::acquire_vm(Process& p, void* args) {
   // kfd_ioctl_acquire_vm + kfd_process_device_init_vm (firmware-notes/amd-kfd.md §K2).
   const auto* a = static_cast<const kfd_ioctl_acquire_vm_args*>(args);
+  auto file = files_.find(static_cast<int>(a->drm_fd));
+  if (file == files_.end()) return -EINVAL;  // fget of a descriptor that is not open
   const int gpu = gpu_index(a->gpu_id);
   if (gpu < 0) return -EINVAL;
-  auto file = files_.find(static_cast<int>(a->drm_fd));
-  if (file == files_.end()) return -EBADF;  // fget of a descriptor that is not open
-  // amdgpu_amdkfd_gpuvm_acquire_process_vm: the file must be this GPU's DRM file.
-  if (file->second.kind != FileKind::kRender || file->second.gpu != gpu) return -EINVAL;
   GpuProcessState& state = p.gpus[static_cast<std::size_t>(gpu)];
   if (state.render_fd >= 0) return state.render_fd == static_cast<int>(a->drm_fd) ? 0 : -EBUSY;
+  // kfd_process_device_init_vm / amdgpu_amdkfd_gpuvm_acquire_process_vm: the file must be this GPU's DRM file.
+  if (file->second.kind != FileKind::kRender || file->second.gpu != gpu) return -EINVAL;
   state.render_fd = static_cast<int>(a->drm_fd);
   return 0;
 }
@@ -500,7 +509,7 @@ int MockKfd::set_xnack_mode(Process& p, void* args) {
 }
 
 int MockKfd::render_ioctl(OpenFile& file, unsigned long request, void* arg) {
-  // amdgpu_info_ioctl, query AMDGPU_INFO_DEV_INFO only (firmware-notes/amd-kfd.md §K8).
+  // amdgpu_info_ioctl, query AMDGPU_INFO_DEV_INFO only (firmware-notes/amd-kfd.md §K11).
   if (request != kDrmIoctlAmdgpuInfo) return -EINVAL;
   if (arg == nullptr) return -EFAULT;
   uint8_t info[kInfoBytes];

@@ -2,7 +2,7 @@
 // An emulated AMD kernel driver behind the SyscallSeam: /dev/kfd (KFD ioctl 1.11, the kernel's own
 // <linux/kfd_ioctl.h>), the amdgpu DRM render nodes /dev/dri/renderD<minor>, and the KFD topology in sysfs
 // (mock_amd_topology.h). kernel-interface/amd (kfd.h, kfd_topology.h, amdgpu_drm.h) runs against it unchanged.
-// Every rule it enforces is the kernel's, recorded with its source in firmware-notes/amd-kfd.md §K1-§K10.
+// Every rule it enforces is the kernel's, recorded with its source in firmware-notes/amd-kfd.md §K1-§K11.
 //
 // Each open of /dev/kfd is one KFD process: its GPU address spaces (one GpuMemory per GPU: GPU VA = CPU VA), buffer
 // objects, queues, events and doorbell pages; closing it destroys the queues (their engine threads stop) and frees
@@ -84,7 +84,6 @@ class MockKfd final : public kernel_interface::SyscallSeam {
   };
 
   int gpu_index(uint32_t gpu_id) const;  // -1 when unknown
-  int kfd_ioctl(int fd, Process& p, unsigned long request, void* arg);
   int render_ioctl(OpenFile& file, unsigned long request, void* arg);
   // The handlers: `args` is the kernel's copy of the struct (zero-filled past what the caller passed).
   int get_version(Process& p, void* args);

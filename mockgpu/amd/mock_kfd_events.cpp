@@ -34,11 +34,13 @@ void store_slot(uint8_t* page, uint32_t slot, uint64_t value) {
 int MockKfd::create_event(Process& p, void* args) {
   auto* a = static_cast<kfd_ioctl_create_event_args*>(args);
   if (a->event_page_offset != 0) {
-    // kfd_kmap_event_page: once per process, a GTT BO of the process (not a USERPTR) of at least 32 KiB, set to
-    // all-ones (kfd_event_page_set).
+    // kfd_kmap_event_page: once per process, a BO of the process that can be pinned in GTT and mapped for the
+    // kernel (not a USERPTR, not VRAM), of at least 32 KiB; kfd_event_page_set sets its 32 KiB to all-ones.
     if (p.signal_page != nullptr) return -EINVAL;  // "Event page is already set"
     const uint32_t gpu_id = static_cast<uint32_t>(a->event_page_offset >> 32);
-    if (gpu_index(gpu_id) < 0) return -EINVAL;
+    const int gpu = gpu_index(gpu_id);
+    if (gpu < 0) return -EINVAL;
+    if (p.gpus[static_cast<std::size_t>(gpu)].render_fd < 0) return -ENODEV;  // kfd_bind_process_to_device
     auto bo = p.bos.find(static_cast<uint32_t>(a->event_page_offset));
     if (bo == p.bos.end() || bo->second.gpu_id != gpu_id) return -EINVAL;
     if ((bo->second.flags & KFD_IOC_ALLOC_MEM_FLAGS_GTT) == 0 || bo->second.memory.memfd < 0) return -EINVAL;
@@ -53,17 +55,19 @@ int MockKfd::create_event(Process& p, void* args) {
   event.auto_reset = a->auto_reset != 0;
   if (is_signal_type(event.type)) {
     if (p.signal_page == nullptr) {
-      // create_signal_event without a page from userspace: the kernel allocates one (mmap type EVENTS).
+      // allocate_signal_page: without a page from userspace the kernel allocates one (mmap type EVENTS), of which
+      // only 256 slots count until the process maps it ("oldest user mode expects 256 event slots").
       p.events_memory = make_shared_memory(kEventPageBytes, "kfd-event-page");
       std::memset(p.events_memory.host, 0xFF, kEventPageBytes);
       p.signal_page = p.events_memory.host;
-      p.signal_page_bytes = kEventPageBytes;
+      p.signal_page_bytes = 256 * 8;
     }
-    // allocate_event_notification_slot: the lowest free id below the page's slot count; the slot starts unsignaled.
+    // allocate_event_notification_slot: the lowest free id from 1 (id 0 is reserved at process creation for CP
+    // interrupts without a context id) below the mapped slot count; the slot starts unsignaled.
     const uint32_t slots = static_cast<uint32_t>(std::min<uint64_t>(p.signal_page_bytes / 8, KFD_SIGNAL_EVENT_LIMIT));
-    uint32_t id = 0;
+    uint32_t id = 1;
     while (id < slots && p.events.count(id) != 0) ++id;
-    if (id == slots) return -ENOSPC;
+    if (id >= slots) return -ENOSPC;
     store_slot(p.signal_page, id, kUnsignaledSlot);
     event.id = id;
     a->event_page_offset = kMmapTypeEvents << kMmapTypeShift;
@@ -110,6 +114,7 @@ void MockKfd::signal_event_locked(Process& p, Event& event) {
   p.events_changed.notify_all();
 }
 
+// kfd_wait_on_events: a wait that fails because an event was destroyed answers EIO with wait_result FAIL.
 int MockKfd::wait_events(Process& p, void* args, std::unique_lock<std::mutex>& lock) {
   auto* a = static_cast<kfd_ioctl_wait_events_args*>(args);
   a->wait_result = KFD_IOC_WAIT_RESULT_FAIL;
@@ -126,7 +131,9 @@ int MockKfd::wait_events(Process& p, void* args, std::unique_lock<std::mutex>& l
     waiters[i].activated = it->second.signaled;
     it->second.signaled = it->second.signaled && !it->second.auto_reset;
   }
-  for (uint32_t i = 0; i < a->num_events; ++i) p.events.at(ids[i]).waiters.push_back(&waiters[i]);
+  // Only a waiter still waiting joins the event's queue (set_event's auto-reset looks at who is queued).
+  for (uint32_t i = 0; i < a->num_events; ++i)
+    if (!waiters[i].activated) p.events.at(ids[i]).waiters.push_back(&waiters[i]);
 
   const auto condition = [&]() -> int {  // test_event_condition: -1 while not complete
     uint32_t activated = 0;
@@ -142,7 +149,8 @@ int MockKfd::wait_events(Process& p, void* args, std::unique_lock<std::mutex>& l
   const uint32_t timeout_ms = a->timeout;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   int result = condition();
-  while (result < 0) {
+  ++p.waits_in_progress;
+  while (result < 0 && !p.closing) {
     if (timeout_ms == 0) break;
     if (timeout_ms == kInfiniteTimeout) {
       p.events_changed.wait(lock);
@@ -151,6 +159,19 @@ int MockKfd::wait_events(Process& p, void* args, std::unique_lock<std::mutex>& l
       break;
     }
     result = condition();
+  }
+  --p.waits_in_progress;
+  if (p.closing) {
+    // The fd was closed under the wait (the kernel would keep the file until the call returns): the process is
+    // going, so the wait ends here.
+    p.events_changed.notify_all();
+    for (uint32_t i = 0; i < a->num_events; ++i) {
+      if (auto it = p.events.find(ids[i]); it != p.events.end()) {
+        auto& list = it->second.waiters;
+        list.erase(std::remove(list.begin(), list.end(), &waiters[i]), list.end());
+      }
+    }
+    return -EBADF;
   }
   if (result < 0) result = KFD_IOC_WAIT_RESULT_TIMEOUT;
 
@@ -165,7 +186,7 @@ int MockKfd::wait_events(Process& p, void* args, std::unique_lock<std::mutex>& l
     }
   }
   a->wait_result = static_cast<uint32_t>(result);
-  return 0;
+  return result == KFD_IOC_WAIT_RESULT_FAIL ? -EIO : 0;
 }
 
 void MockKfd::on_interrupt(Process& p, uint32_t context_id) {

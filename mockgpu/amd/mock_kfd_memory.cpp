@@ -30,6 +30,8 @@ int MockKfd::alloc_memory(Process& p, void* args) {
   const int gpu = gpu_index(a->gpu_id);
   if (gpu < 0) return -EINVAL;  // kfd_process_device_data_by_id: no such device in the process
   const uint32_t flags = a->flags;
+  GpuProcessState& state = p.gpus[static_cast<std::size_t>(gpu)];
+  if (state.render_fd < 0) return -ENODEV;  // kfd_bind_process_to_device: the VM is not acquired
   // The domain, in the order the kernel tests the flags; DOORBELL is the process's 8 KiB slice, MMIO_REMAP one page.
   if ((flags & KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL) != 0 && a->size != kDoorbellSliceBytes) return -EINVAL;
   if ((flags & KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL) == 0 && (flags & KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP) != 0 &&
@@ -39,9 +41,7 @@ int MockKfd::alloc_memory(Process& p, void* args) {
   if ((flags & kDomainFlags) == 0) return -EINVAL;
   const bool userptr = (flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT)) == 0 &&
                        (flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR) != 0;
-  if (userptr && (a->mmap_offset % kPageBytes) != 0) return -EINVAL;  // "Unaligned userptr address"
-  GpuProcessState& state = p.gpus[static_cast<std::size_t>(gpu)];
-  if (state.render_fd < 0) return -ENODEV;  // kfd_bind_process_to_device: the VM is not acquired
+  if (userptr && (a->mmap_offset == 0 || (a->mmap_offset % kPageBytes) != 0)) return -EINVAL;
   const uint64_t size = page_align(a->size);
   if (a->va_addr + size < a->va_addr) return -EINVAL;
   for (const auto& [id, other] : p.bos) {
@@ -89,12 +89,13 @@ int MockKfd::alloc_memory(Process& p, void* args) {
 int MockKfd::free_memory(Process& p, void* args) {
   const auto* a = static_cast<const kfd_ioctl_free_memory_of_gpu_args*>(args);
   const uint32_t gpu_id = static_cast<uint32_t>(a->handle >> 32);  // GET_GPU_ID
+  if (p.signal_page_bo != 0 && a->handle == ((uint64_t{p.bos.at(p.signal_page_bo).gpu_id} << 32) | p.signal_page_bo))
+    return -EPERM;  // "Free signal BO is not allowed"
   const int gpu = gpu_index(gpu_id);
   if (gpu < 0) return -EINVAL;
   auto it = p.bos.find(static_cast<uint32_t>(a->handle));  // GET_IDR_HANDLE
   if (it == p.bos.end() || it->second.gpu_id != gpu_id) return -EINVAL;
   Bo& bo = it->second;
-  if (p.signal_page_bo == bo.id) return -EPERM;  // "Free signal BO is not allowed"
   if (bo.queue_refs > 0) return -EBUSY;          // a queue's ring, pointers, EOP or CWSR
   for (const uint32_t peer : bo.mapped_on) p.gpus[static_cast<std::size_t>(gpu_index(peer))].memory->unmap(bo.va);
   if ((bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM) != 0) vram_used_[static_cast<std::size_t>(gpu)] -= bo.size;
@@ -118,13 +119,11 @@ int MockKfd::map_memory(Process& p, void* args, bool map) {
   if (gpu_index(gpu_id) < 0) return -EINVAL;
   if (a->device_ids_array_ptr == 0) return -EFAULT;
   const auto* ids = reinterpret_cast<const uint32_t*>(a->device_ids_array_ptr);
+  if (map && p.gpus[static_cast<std::size_t>(gpu_index(gpu_id))].render_fd < 0) return -ENODEV;
   auto it = p.bos.find(static_cast<uint32_t>(a->handle));
-  if (it == p.bos.end() || it->second.gpu_id != gpu_id) return -EINVAL;
+  if (it == p.bos.end() || it->second.gpu_id != gpu_id) return -ENOMEM;  // kfd_process_device_translate_handle
   Bo& bo = it->second;
-  if (map) {
-    if (p.gpus[static_cast<std::size_t>(gpu_index(gpu_id))].render_fd < 0) return -ENODEV;
-    if (bo.va % kPageBytes != 0) return -EINVAL;  // amdgpu_vm_bo_map: the VA must be page-aligned
-  }
+  if (map && bo.va % kPageBytes != 0) return -EINVAL;  // amdgpu_vm_bo_map: the VA must be page-aligned
   for (uint32_t i = a->n_success; i < a->n_devices; ++i) {
     const int peer = gpu_index(ids[i]);
     if (peer < 0) return -EINVAL;

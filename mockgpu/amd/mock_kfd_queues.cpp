@@ -20,8 +20,9 @@ constexpr uint32_t kMaxQueuePercentage = 100, kMaxQueuePriority = 15;
 
 bool is_power_of_two(uint64_t value) { return value != 0 && (value & (value - 1)) == 0; }
 
-// kfd_queue_buffer_get: `address`'s page must start a mapping of this GPU's VM and, when expected_bytes has whole
-// pages, the mapping must be exactly that long. The BO found, or nullptr.
+// kfd_queue_buffer_get: `address`'s page must be the first page of a mapping of this GPU's VM and, when
+// expected_bytes has whole pages, the mapping must be exactly that many pages (the kernel compares page numbers
+// only). The BO found, or nullptr.
 MockKfd::Bo* queue_buffer(MockKfd::Process& p, uint32_t gpu_id, uint64_t address, uint64_t expected_bytes) {
   const uint64_t page = address / kPageBytes * kPageBytes;
   const uint64_t pages = expected_bytes / kPageBytes;
@@ -60,14 +61,13 @@ int MockKfd::create_queue(Process& p, void* args) {
   std::vector<Bo*> held;
   Bo* wptr = queue_buffer(p, a->gpu_id, a->write_pointer_address, kPageBytes);
   Bo* rptr = queue_buffer(p, a->gpu_id, a->read_pointer_address, kPageBytes);
-  Bo* ring = a->ring_base_address % kPageBytes == 0 ? queue_buffer(p, a->gpu_id, a->ring_base_address, ring_bytes)
-                                                    : nullptr;
+  Bo* ring = queue_buffer(p, a->gpu_id, a->ring_base_address, page_align(ring_bytes));  // PAGE_ALIGN(queue_size)
   if (wptr == nullptr || rptr == nullptr || ring == nullptr) return -EINVAL;
   held = {wptr, rptr, ring};
   if (compute) {
     const NodeQueueSizes sizes = node_queue_sizes(config);
     if (a->eop_buffer_address != 0) {
-      if (a->eop_buffer_size != sizes.eop_bytes || a->eop_buffer_address % kPageBytes != 0) return -EINVAL;
+      if (a->eop_buffer_size != sizes.eop_bytes) return -EINVAL;
       Bo* eop = queue_buffer(p, a->gpu_id, a->eop_buffer_address, sizes.eop_bytes);
       if (eop == nullptr) return -EINVAL;
       held.push_back(eop);
@@ -76,9 +76,8 @@ int MockKfd::create_queue(Process& p, void* args) {
     if (a->ctx_save_restore_size < sizes.cwsr_bytes) return -EINVAL;
     const uint64_t cwsr_total =
         page_align((uint64_t{a->ctx_save_restore_size} + sizes.debug_memory_bytes) * config.num_xcc);
-    if (a->ctx_save_restore_address % kPageBytes != 0) return -EINVAL;
     Bo* cwsr = queue_buffer(p, a->gpu_id, a->ctx_save_restore_address, cwsr_total);
-    if (cwsr == nullptr || cwsr->size != cwsr_total) return -EINVAL;
+    if (cwsr == nullptr) return -EINVAL;
     held.push_back(cwsr);
   }
   if (type == KFD_IOC_QUEUE_TYPE_COMPUTE_AQL) {

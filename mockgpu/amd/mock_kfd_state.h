@@ -40,7 +40,7 @@ SharedMemory make_shared_memory(uint64_t bytes, const char* purpose);
 struct MockKfd::Bo {  // a kgd_mem behind an IDR handle
   uint32_t id = 0, gpu_id = 0, flags = 0;
   uint64_t va = 0, size = 0;  // size rounded up to pages
-  uint64_t mmap_offset = 0;   // render-node offset (VRAM, GTT), /dev/kfd offset (DOORBELL, MMIO_REMAP), CPU VA (USERPTR)
+  uint64_t mmap_offset = 0;  // render node (VRAM, GTT), /dev/kfd (DOORBELL, MMIO_REMAP), the CPU VA (USERPTR)
   SharedMemory memory;        // memfd-backed BOs; for USERPTR and DOORBELL only `host` is set (not owned)
   std::set<uint32_t> mapped_on;  // gpu_ids whose VM maps it
   int queue_refs = 0;            // queues using it as ring, pointers, EOP or CWSR (kfd_queue_acquire_buffers)
@@ -88,6 +88,8 @@ struct MockKfd::Process {  // kfd_process
   uint32_t next_non_signal_id = kFirstNonSignalEventId;
   bool xnack = false;
   std::condition_variable events_changed;
+  int waits_in_progress = 0;  // WAIT_EVENTS calls sleeping with the driver's mutex released
+  bool closing = false;       // close() of its fd began: sleeping waits end (EBADF) before the process goes
   std::vector<std::pair<uint8_t*, uint64_t>> retired;  // GPU views of freed BOs, unmapped once no engine runs
 };
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "mockgpu/amd/amd_memory.h"
 #include "mockgpu/amd/shader_core.h"
@@ -54,5 +55,10 @@ class QueueEngine {
 
 std::unique_ptr<QueueEngine> make_pm4_engine(const QueueDesc& queue, EngineHooks hooks);
 std::unique_ptr<QueueEngine> make_sdma_engine(const QueueDesc& queue, EngineHooks hooks);
+// The engine of the queue's kind: what the emulated KFD builds at CREATE_QUEUE (MockKfdOptions::make_engine).
+inline std::unique_ptr<QueueEngine> make_queue_engine(const QueueDesc& queue, EngineHooks hooks) {
+  return queue.kind == QueueDesc::Kind::kSdma ? make_sdma_engine(queue, std::move(hooks))
+                                              : make_pm4_engine(queue, std::move(hooks));
+}
 
 }  // namespace doorbell::mockgpu::amd

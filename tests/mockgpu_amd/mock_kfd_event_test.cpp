@@ -50,19 +50,19 @@ TEST_F(Events, TheEventPageIsAGttBoOfAtLeast32KiBSetToAllOnes) {
   EXPECT_EQ(raw(AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f), -EPERM) << "the event page cannot be freed";
 }
 
-TEST_F(Events, SignalEventIdsAreTheirSlotsAndOtherEventsCountFrom0x40000000) {
+TEST_F(Events, SignalEventIdsAreTheirSlotsFrom1AndOtherEventsCountFrom0x40000000) {
   open_kfd();
-  const ki::KfdEvent e0 = first_event();
-  const ki::KfdEvent e1 = kfd().create_event(KFD_IOC_EVENT_SIGNAL, false);
-  EXPECT_EQ(e0.event_id, 0u);
-  EXPECT_EQ(e1.event_id, 1u);
-  EXPECT_EQ(e1.slot, 1u);
-  EXPECT_EQ(e1.trigger_data, 1u);
-  EXPECT_EQ(e1.page_offset >> 62, 2u);  // KFD_MMAP_TYPE_EVENTS
+  const ki::KfdEvent e1 = first_event();
+  const ki::KfdEvent e2 = kfd().create_event(KFD_IOC_EVENT_SIGNAL, false);
+  EXPECT_EQ(e1.event_id, 1u) << "id 0 is reserved for interrupts without a context id";
+  EXPECT_EQ(e2.event_id, 2u);
+  EXPECT_EQ(e2.slot, 2u);
+  EXPECT_EQ(e2.trigger_data, 2u);
+  EXPECT_EQ(e2.page_offset >> 62, 2u);  // KFD_MMAP_TYPE_EVENTS
   const ki::KfdEvent memory = kfd().create_event(KFD_IOC_EVENT_MEMORY, false);
   EXPECT_EQ(memory.event_id, 0x40000000u);
-  kfd().destroy_event(e0.event_id);
-  EXPECT_EQ(kfd().create_event(KFD_IOC_EVENT_SIGNAL, false).event_id, 0u) << "the lowest free slot again";
+  kfd().destroy_event(e1.event_id);
+  EXPECT_EQ(kfd().create_event(KFD_IOC_EVENT_SIGNAL, false).event_id, 1u) << "the lowest free slot again";
   kfd_ioctl_destroy_event_args d{};
   d.event_id = 99;
   EXPECT_EQ(raw(AMDKFD_IOC_DESTROY_EVENT, &d), -EINVAL);
@@ -158,15 +158,66 @@ TEST_F(Events, AQueueFaultFillsMemoryEventsWithTheVaAndGpu) {
   EXPECT_EQ(data[0].memory_exception_data.failure.NotPresent, 1u);
 }
 
-TEST_F(Events, DestroyingAnEventFailsItsWaiters) {
+TEST_F(Events, DestroyingAnEventFailsItsWaitersWithEIO) {
   open_kfd();
   const ki::KfdEvent e = first_event();
   std::thread other([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     kfd().destroy_event(e.event_id);
   });
-  EXPECT_EQ(wait({e.event_id}, false, 5000), ki::KfdWaitResult::kFail);
+  kfd_event_data data{};
+  data.event_id = e.event_id;
+  kfd_ioctl_wait_events_args w{};
+  w.events_ptr = reinterpret_cast<uint64_t>(&data);
+  w.num_events = 1;
+  w.timeout = 5000;
+  EXPECT_EQ(raw(AMDKFD_IOC_WAIT_EVENTS, &w), -EIO);
+  EXPECT_EQ(w.wait_result, static_cast<uint32_t>(KFD_IOC_WAIT_RESULT_FAIL));
   other.join();
+}
+
+TEST_F(Events, WithoutAnEventPageTheKernelsOwnPageServes256SlotsUntilMapped) {
+  open_kfd();
+  const ki::KfdEvent e = kfd().create_event(KFD_IOC_EVENT_SIGNAL, false);
+  EXPECT_EQ(e.event_id, 1u);
+  for (int i = 2; i < 256; ++i) kfd().create_event(KFD_IOC_EVENT_SIGNAL, false);
+  kfd_ioctl_create_event_args args{};
+  args.event_type = KFD_IOC_EVENT_SIGNAL;
+  EXPECT_EQ(raw(AMDKFD_IOC_CREATE_EVENT, &args), -ENOSPC);
+  auto* page = static_cast<uint64_t*>(kfd().mmap_kfd(0x8000, e.page_offset));
+  EXPECT_EQ(page[e.slot], ~uint64_t{0});
+  EXPECT_EQ(raw(AMDKFD_IOC_CREATE_EVENT, &args), 0) << "mapping 32 KiB makes 4096 slots usable";
+  EXPECT_EQ(args.event_id, 256u);
+}
+
+}  // namespace
+}  // namespace doorbell::mockgpu::amd::testing
+
+namespace doorbell::mockgpu::amd::testing {
+namespace {
+
+using EventsAndClose = MockKfdTest;
+
+TEST_F(EventsAndClose, ClosingKfdEndsAWaitSleepingOnItWithEBADF) {
+  const int fd = seam().open(kKfdPath, O_RDWR);
+  ASSERT_GE(fd, 0);
+  kfd_ioctl_create_event_args create{};
+  create.event_type = KFD_IOC_EVENT_SIGNAL;
+  ASSERT_EQ(seam().ioctl(fd, AMDKFD_IOC_CREATE_EVENT, &create), 0);
+  int wait_result = 0;
+  std::thread waiter([&] {
+    kfd_event_data data{};
+    data.event_id = create.event_id;
+    kfd_ioctl_wait_events_args w{};
+    w.events_ptr = reinterpret_cast<uint64_t>(&data);
+    w.num_events = 1;
+    w.timeout = 0xFFFFFFFF;
+    wait_result = seam().ioctl(fd, AMDKFD_IOC_WAIT_EVENTS, &w);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(seam().close(fd), 0);
+  waiter.join();
+  EXPECT_EQ(wait_result, -EBADF);
 }
 
 }  // namespace

@@ -37,15 +37,27 @@ class RecordingEngine final : public QueueEngine {
   std::atomic<int>& destroyed_;
 };
 
+// Which engines the machine's queues get: the recording one, none, or the emulated PM4/SDMA engines.
+// kRecordingWithShaderCore also gives the machine a run_dispatch hook that records each dispatch.
+enum class Engines { kRecording, kRecordingWithShaderCore, kNone, kEmulated };
+
 class MockKfdTest : public ::testing::Test {
  protected:
-  explicit MockKfdTest(std::vector<MockAmdGpuConfig> gpus = {MockAmdGpuConfig{}}, bool with_engines = true)
-      : seam_(options(std::move(gpus), with_engines)) {}
+  explicit MockKfdTest(std::vector<MockAmdGpuConfig> gpus = {MockAmdGpuConfig{}},
+                       Engines engines = Engines::kRecording)
+      : seam_(options(std::move(gpus), engines)) {}
 
-  MockKfdOptions options(std::vector<MockAmdGpuConfig> gpus, bool with_engines) {
+  MockKfdOptions options(std::vector<MockAmdGpuConfig> gpus, Engines engines) {
     MockKfdOptions o;
     o.gpus = std::move(gpus);
-    if (with_engines) {
+    if (engines == Engines::kEmulated) o.make_engine = make_queue_engine;
+    if (engines == Engines::kRecordingWithShaderCore) {
+      o.run_dispatch = [this](const DispatchState& state, const GpuMemory& memory, const ShaderCoreOptions& shader) {
+        std::lock_guard lock(engines_mutex_);
+        dispatched_.push_back(Dispatched{state, &memory, shader.realtime ? shader.realtime() : 0});
+      };
+    }
+    if (engines == Engines::kRecording || engines == Engines::kRecordingWithShaderCore) {
       o.make_engine = [this](const QueueDesc& desc, EngineHooks hooks) -> std::unique_ptr<QueueEngine> {
         auto engine = std::make_unique<RecordingEngine>(desc, std::move(hooks), destroyed_);
         std::lock_guard lock(engines_mutex_);
@@ -130,11 +142,21 @@ class MockKfdTest : public ::testing::Test {
     return *last_engine_;
   }
   int engines_destroyed() const { return destroyed_.load(); }
+  struct Dispatched {
+    DispatchState state;
+    const GpuMemory* memory = nullptr;
+    uint64_t realtime = 0;  // the shader core's REALTIME counter read once
+  };
+  std::vector<Dispatched> dispatched() {
+    std::lock_guard lock(engines_mutex_);
+    return dispatched_;
+  }
 
  private:
   std::atomic<int> destroyed_{0};
   std::mutex engines_mutex_;
   RecordingEngine* last_engine_ = nullptr;
+  std::vector<Dispatched> dispatched_;
   MockAmdSeam seam_;
   std::optional<ki::Kfd> kfd_;
   std::vector<int> renders_;

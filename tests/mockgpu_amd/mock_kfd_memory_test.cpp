@@ -50,7 +50,13 @@ TEST_F(Memory, HandlesCarryTheGpuIdAndFreeRefusesUnknownOnes) {
   EXPECT_EQ(a.handle >> 32, gpu_id());
   kfd_ioctl_free_memory_of_gpu_args f{};
   f.handle = (uint64_t{0x777} << 32) | (a.handle & 0xFFFFFFFF);
-  EXPECT_EQ(raw(AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f), -EINVAL);
+  EXPECT_EQ(raw(AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f), -EINVAL) << "a gpu_id the process has no device of";
+  const uint32_t ids[] = {gpu_id()};
+  kfd_ioctl_map_memory_to_gpu_args m{};
+  m.handle = a.handle + 100;
+  m.device_ids_array_ptr = reinterpret_cast<uint64_t>(ids);
+  m.n_devices = 1;
+  EXPECT_EQ(raw(AMDKFD_IOC_MAP_MEMORY_TO_GPU, &m), -ENOMEM) << "no such handle (translate_handle)";
   f.handle = a.handle;
   EXPECT_EQ(raw(AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f), 0);
   EXPECT_EQ(raw(AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f), -EINVAL) << "freed twice";
@@ -113,6 +119,29 @@ TEST_F(Memory, UserptrShowsTheUsersOwnPagesToTheGpu) {
   kfd_ioctl_alloc_memory_of_gpu_args args = alloc_args(cpu, 0x2000, gpu_id(), KFD_IOC_ALLOC_MEM_FLAGS_USERPTR);
   args.mmap_offset = cpu;
   EXPECT_EQ(raw(AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &args), -EFAULT);
+}
+
+TEST_F(Memory, DoorbellAndMmioRemapAllocationsShowTheProcesssPagesToTheGpu) {
+  open_kfd();
+  // DOORBELL: the 8 KiB slice; mapped for the GPU it is the page the process maps from /dev/kfd.
+  const ki::KfdAllocation doorbells = alloc(0x2000, ki::kAllocDoorbell);
+  EXPECT_EQ(doorbells.mmap_offset >> 62, 3u);
+  EXPECT_EQ((doorbells.mmap_offset >> 46) & 0xFFFF, gpu_id());
+  auto* cpu = static_cast<uint64_t*>(kfd().mmap_kfd(0x2000, doorbells.mmap_offset));
+  cpu[5] = 0xD00B;
+  const GpuMemory* gpu_view = seam().kfd().process_memory(kfd().fd(), gpu_id());
+  EXPECT_EQ(*reinterpret_cast<uint64_t*>(gpu_view->translate(doorbells.va + 40, 8)), 0xD00Bu);
+  // MMIO_REMAP: one page, mmap offset KFD_MMAP_TYPE_MMIO | gpu_id, mapped from /dev/kfd exactly one page long.
+  const ki::KfdAllocation mmio = alloc(0x1000, KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP);
+  EXPECT_EQ(mmio.mmap_offset, uint64_t{gpu_id()} << 46);
+  auto* hdp = static_cast<uint32_t*>(kfd().mmap_kfd(0x1000, mmio.mmap_offset));
+  hdp[0] = 1;
+  EXPECT_EQ(*reinterpret_cast<uint32_t*>(gpu_view->translate(mmio.va, 4)), 1u);
+  int error = 0;
+  EXPECT_EQ(seam().mmap(nullptr, 0x2000, PROT_READ, MAP_SHARED, kfd().fd(), static_cast<off_t>(mmio.mmap_offset),
+                        &error),
+            MAP_FAILED);
+  EXPECT_EQ(error, EINVAL);
 }
 
 TEST_F(Memory, AvailableMemoryFallsByTheVramAllocated) {

@@ -5,9 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include "kernel-interface/amd/amdgpu_drm.h"
+#include "kernel-interface/driver_seams.h"
+#include "mockgpu/install.h"
 #include "kernel-interface/amd/kfd_topology.h"
 #include "mock_kfd_fixture.h"
 
@@ -25,10 +30,10 @@ TEST_F(Process, GetVersionAnswersTheHeadersInterface1_11) {
 TEST_F(Process, RequestNumbersOutsideTheTableFail) {
   open_kfd();
   uint64_t args[8] = {};
-  // nr at or past AMDKFD_COMMAND_END (0x24 in 1.11): ENOTTY; nr 0 is below AMDKFD_COMMAND_START: EINVAL.
+  // nr at or past AMDKFD_COMMAND_END (0x24 in 1.11), or below AMDKFD_COMMAND_START (1): ENOTTY.
   EXPECT_EQ(raw(_IOWR('K', 0x24, uint64_t[2]), args), -ENOTTY);
   EXPECT_EQ(raw(_IOWR('K', 0x80, uint64_t[2]), args), -ENOTTY);
-  EXPECT_EQ(raw(_IOWR('K', 0x00, uint64_t[2]), args), -EINVAL);
+  EXPECT_EQ(raw(_IOWR('K', 0x00, uint64_t[2]), args), -ENOTTY);
 }
 
 TEST_F(Process, StructSizesOtherThanTheKernelsAreCopiedAsFarAsTheCallerPassed) {
@@ -70,11 +75,16 @@ TEST_F(Process, AcquireVmAcceptsTheSameRenderFileTwiceAndRefusesAnother) {
   const int other = seam().open(render_path(), O_RDWR);
   args.drm_fd = static_cast<uint32_t>(other);
   EXPECT_EQ(raw(AMDKFD_IOC_ACQUIRE_VM, &args), -EBUSY);
-  args.drm_fd = static_cast<uint32_t>(kfd.fd());  // not a DRM file
+  args.drm_fd = 0x7FFF0000;  // no such descriptor
   EXPECT_EQ(raw(AMDKFD_IOC_ACQUIRE_VM, &args), -EINVAL);
   args.drm_fd = static_cast<uint32_t>(render());
   args.gpu_id = 0x1234;  // no such GPU
   EXPECT_EQ(raw(AMDKFD_IOC_ACQUIRE_VM, &args), -EINVAL);
+  // A process whose VM is not acquired yet: a file that is not this GPU's DRM file is EINVAL.
+  ki::Kfd fresh(seam());
+  args.drm_fd = static_cast<uint32_t>(kfd.fd());
+  args.gpu_id = gpu_id();
+  EXPECT_EQ(seam().ioctl(fresh.fd(), AMDKFD_IOC_ACQUIRE_VM, &args), -EINVAL);
 }
 
 TEST_F(Process, AllocAndQueueBeforeAcquireVmFail) {
@@ -198,6 +208,48 @@ TEST_F(Process, AnonymousMappingsAndTheirUnmapsGoToTheKernel) {
   EXPECT_EQ(msync(reinterpret_cast<void*>(va), 0x200000, MS_ASYNC), 0);  // the kernel has the range
   ki::release_va(seam(), va, 0x200000);
   EXPECT_NE(msync(reinterpret_cast<void*>(va), 0x200000, MS_ASYNC), 0);
+}
+
+}  // namespace
+}  // namespace doorbell::mockgpu::amd::testing
+
+namespace doorbell::mockgpu::amd::testing {
+namespace {
+
+// Restores an environment variable when it goes.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(MockAmdInstall, MockgpuOpensTheEmulatedAmdMachineWithMockgpuAmdGpusGpus) {
+  mockgpu::install();
+  ScopedEnv mock("MOCKGPU", "1");
+  ScopedEnv gpus("MOCKGPU_AMD_GPUS", "2");
+  std::unique_ptr<kernel_interface::SyscallSeam> seam = kernel_interface::open_driver_seam("amd");
+  ASSERT_TRUE(seam->emulated());
+  const auto nodes = ki::kfd_gpu_nodes(ki::read_kfd_topology(*seam));
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_NE(nodes[0].gpu_id, nodes[1].gpu_id);
+  EXPECT_EQ(nodes[1].drm_render_minor(), 129u);
+  ki::Kfd kfd(*seam);
+  EXPECT_EQ(kfd.process_apertures().size(), 2u);
+  ScopedEnv bad("MOCKGPU_AMD_GPUS", "seventeen");
+  EXPECT_THROW(amd_gpu_count_from_environment(), std::invalid_argument);
 }
 
 }  // namespace

@@ -73,9 +73,11 @@ TEST_F(Queues, EachCreateQueueRuleRefusesItsBrokenArgument) {
   refused("unknown queue type", -524, [](auto& a) { a.queue_type = 7; });
   refused("ring size not a power of two", -EINVAL, [](auto& a) { a.ring_size = 3000; });
   refused("ring size past its allocation", -EINVAL, [](auto& a) { a.ring_size = 8192; });
-  refused("ring not at its allocation's start", -EINVAL, [](auto& a) { a.ring_base_address += 0x100; });
   refused("unknown gpu", -EINVAL, [](auto& a) { a.gpu_id = 0x4242; });
   const ki::KfdAllocation two_pages = alloc(0x2000, ki::kAllocGtt);
+  refused("ring not in its allocation's first page", -EINVAL, [&](auto& a) {
+    a.ring_base_address = two_pages.va + 0x1000;
+  });
   refused("write pointer in a two-page allocation", -EINVAL,
           [&](auto& a) { a.write_pointer_address = two_pages.va; });
   refused("read pointer not in the first page", -EINVAL,
@@ -157,7 +159,7 @@ TEST_F(Queues, DoorbellPageMapsOnlyWhole) {
   EXPECT_EQ(error, EINVAL) << "an offset inside the slice";
   const off_t unknown = static_cast<off_t>(uint64_t{0x77} << 46);  // type 0 (MMIO) of an unknown GPU
   EXPECT_EQ(seam().mmap(nullptr, 0x1000, PROT_READ, MAP_SHARED, kfd().fd(), unknown, &error), MAP_FAILED);
-  EXPECT_EQ(error, EINVAL);
+  EXPECT_EQ(error, ENODEV);
 }
 
 TEST_F(Queues, ClosingKfdStopsItsEnginesAndTheMachineStaysUsable) {
@@ -174,15 +176,60 @@ TEST_F(Queues, ClosingKfdStopsItsEnginesAndTheMachineStaysUsable) {
   EXPECT_EQ(seam().kfd().queue_count(kfd().fd()), 1u);
 }
 
+class QueuesWithShaderCore : public MockKfdTest {
+ protected:
+  QueuesWithShaderCore() : MockKfdTest({MockAmdGpuConfig{}}, Engines::kRecordingWithShaderCore) {}
+};
+
+TEST_F(QueuesWithShaderCore, APm4EnginesDispatchReachesTheConfiguredShaderCoreWithTheQueuesMemoryAndClock) {
+  open_kfd();
+  kfd().create_queue(compute_queue_args());
+  DispatchState state;
+  state.code_va = 0x7100'0000;
+  state.grid_workgroups = {4, 2, 1};
+  const uint64_t before = gpu_clock_100mhz();
+  last_engine().hooks.dispatch(state);
+  const auto runs = dispatched();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].state.code_va, 0x7100'0000u);
+  EXPECT_EQ(runs[0].state.grid_workgroups[0], 4u);
+  EXPECT_EQ(runs[0].memory, seam().kfd().process_memory(kfd().fd(), gpu_id()));
+  EXPECT_GE(runs[0].realtime, before) << "the shader core's REALTIME is the machine's 100 MHz counter";
+}
+
 class QueuesWithoutEngines : public MockKfdTest {
  protected:
-  QueuesWithoutEngines() : MockKfdTest({MockAmdGpuConfig{}}, false) {}
+  QueuesWithoutEngines() : MockKfdTest({MockAmdGpuConfig{}}, Engines::kNone) {}
 };
 
 TEST_F(QueuesWithoutEngines, CreateQueueIsENODEVWhenTheMachineHasNoEngine) {
   open_kfd();
   kfd_ioctl_create_queue_args args = compute_queue_args();
   EXPECT_EQ(raw(AMDKFD_IOC_CREATE_QUEUE, &args), -ENODEV);
+}
+
+}  // namespace
+}  // namespace doorbell::mockgpu::amd::testing
+
+namespace doorbell::mockgpu::amd::testing {
+namespace {
+
+class Gfx942Queues : public MockKfdTest {
+ protected:
+  Gfx942Queues() : MockKfdTest({mock_amd_gfx942()}) {}
+};
+
+TEST_F(Gfx942Queues, ComputeQueuesNeedTheEightXccCwsrAreaAndXgmiSdmaQueuesExist) {
+  open_kfd();
+  // The CWSR allocation covers 8 XCCs: ALIGN((0x1621000 + 0xBE00) * 8, 4096) = 0xB167000 (§K6).
+  const kfd_ioctl_create_queue_args args = compute_queue_args();
+  EXPECT_EQ(node_queue_sizes(gpu()).cwsr_allocation_bytes, 0xB167000u);
+  kfd().create_queue(args);
+  EXPECT_EQ(last_engine().desc.gfx_target_version, 90402u);
+  kfd_ioctl_create_queue_args xgmi = sdma_queue_args();
+  xgmi.queue_type = KFD_IOC_QUEUE_TYPE_SDMA_XGMI;
+  kfd().create_queue(xgmi);
+  EXPECT_EQ(last_engine().desc.kind, QueueDesc::Kind::kSdma);
 }
 
 }  // namespace
