@@ -18,6 +18,10 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
+// The widest span of lane addresses translated at once (a wave's coalesced access is at most 32 x 16 bytes apart in
+// the usual case; strided ones up to this bound still take one translation).
+constexpr uint64_t kCoalesceLimit = uint64_t{1} << 20;
+
 template <typename Fn>
 void for_active(uint32_t exec, Fn fn) {
   for (uint32_t m = exec; m; m &= m - 1) fn(static_cast<uint32_t>(std::countr_zero(m)));
@@ -156,8 +160,20 @@ void exec_global(Wave& w, const Rdna3Inst& in, WaveContext& ctx, bool flat) {
   Access a;
   bool store = false;
   if (flat_access(in.op, a, store)) {
+    // One translation for the whole wave when its lanes' bytes lie in one mapping (the usual coalesced access);
+    // otherwise lane by lane, so a fault names the first lane address that is not mapped.
+    uint64_t lo = ~uint64_t{0}, hi = 0;
+    for_active(exec, [&](uint32_t l) { uint64_t va = address(l); lo = std::min(lo, va); hi = std::max(hi, va + a.bytes); });
+    uint8_t* window = nullptr;
+    if (exec != 0 && hi - lo <= kCoalesceLimit && hi <= kSharedApertureBase) {
+      try {
+        window = ctx.memory.translate(lo, static_cast<std::size_t>(hi - lo));
+      } catch (const std::exception&) {
+        window = nullptr;
+      }
+    }
     for_active(exec, [&](uint32_t l) {
-      uint8_t* p = flat_at(ctx, address(l), a.bytes, flat);
+      uint8_t* p = window ? window + (address(l) - lo) : flat_at(ctx, address(l), a.bytes, flat);
       if (store) store_from(w, in.data0, l, p, a);
       else load_into(w, in.vdst, l, p, a);
     });

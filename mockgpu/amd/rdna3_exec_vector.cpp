@@ -217,6 +217,8 @@ int32_t bfe_i32(uint32_t v, uint32_t off, uint32_t width) {
   return static_cast<int32_t>(x);
 }
 
+int16_t i16(const Operands& s, int i, uint32_t lane) { return static_cast<int16_t>(s.u16(i, lane)); }
+
 template <typename T>
 T med3(T a, T b, T c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); }
 
@@ -484,6 +486,12 @@ class Valu {
         uint32_t mask = read_scalar32(w_, in_.src[2], in_.literal);
         return u16r([&](uint32_t l) { return ((mask >> l) & 1) ? s.u16(1, l) : s.u16(0, l); });
       }
+      case Vop3::V_MAX3_U16: return u16r([&](uint32_t l) { return std::max({s.u16(0, l), s.u16(1, l), s.u16(2, l)}); });
+      case Vop3::V_MIN3_U16: return u16r([&](uint32_t l) { return std::min({s.u16(0, l), s.u16(1, l), s.u16(2, l)}); });
+      case Vop3::V_MED3_U16: return u16r([&](uint32_t l) { return med3(s.u16(0, l), s.u16(1, l), s.u16(2, l)); });
+      case Vop3::V_MAX3_I16: return u16r([&](uint32_t l) { return std::max({i16(s, 0, l), i16(s, 1, l), i16(s, 2, l)}); });
+      case Vop3::V_MIN3_I16: return u16r([&](uint32_t l) { return std::min({i16(s, 0, l), i16(s, 1, l), i16(s, 2, l)}); });
+      case Vop3::V_MED3_I16: return u16r([&](uint32_t l) { return med3(i16(s, 0, l), i16(s, 1, l), i16(s, 2, l)); });
       case Vop3::V_MAX3_F16: return f16([&](uint32_t l) { return fmax32(fmax32(s.f16(0, l), s.f16(1, l)), s.f16(2, l)); });
       case Vop3::V_MIN3_F16: return f16([&](uint32_t l) { return fmin32(fmin32(s.f16(0, l), s.f16(1, l)), s.f16(2, l)); });
       case Vop3::V_MAD_U64_U32: case Vop3::V_MAD_I64_I32: {
@@ -690,25 +698,54 @@ void exec_vopd(Wave& w, const Rdna3Inst& in) {
   }
 }
 
+// VOP3P packed 16-bit ops: the low result half takes each source's half chosen by OP_SEL (bit i: high half of
+// source i) and NEG; the high result half takes OP_SEL_HI and NEG_HI (ISA guide, "VOP3P").
 void exec_vop3p(Wave& w, const Rdna3Inst& in) {
   Operands s(w, in, 3);
-  auto half = [&](int i, uint32_t l, bool hi) -> float {
-    uint32_t v = s.row[i] ? s.row[i][l] : (in.src[i] >= 240 && in.src[i] <= 248 ? kInlineF16[in.src[i] - 240] : s.k32[i]);
-    uint16_t b = static_cast<uint16_t>(hi ? v >> 16 : v);
-    bool n = hi ? (in.neg_hi >> i) & 1 : (in.neg >> i) & 1;
-    if (n) b ^= 0x8000;
+  auto raw = [&](int i, uint32_t l) -> uint32_t {
+    if (s.row[i]) return s.row[i][l];
+    // An inline float constant is the f16 value in both halves; other scalars supply their own two halves.
+    if (in.src[i] >= 240 && in.src[i] <= 248) return kInlineF16[in.src[i] - 240] * 0x10001u;
+    return s.k32[i];
+  };
+  auto half_bits = [&](int i, uint32_t l, bool hi_result) -> uint16_t {
+    bool take_hi = hi_result ? (in.opsel_hi >> i) & 1 : (in.opsel >> i) & 1;
+    return static_cast<uint16_t>(take_hi ? raw(i, l) >> 16 : raw(i, l));
+  };
+  auto half_f = [&](int i, uint32_t l, bool hi_result) -> float {
+    uint16_t b = half_bits(i, l, hi_result);
+    if (hi_result ? (in.neg_hi >> i) & 1 : (in.neg >> i) & 1) b ^= 0x8000;
     return half_to_float(b);
   };
-  uint32_t* d = w.vreg(in.vdst);
+  auto packed = [&](auto fn) {
+    uint32_t* d = w.vreg(in.vdst);
+    for (uint32_t m = w.exec(); m; m &= m - 1) {
+      uint32_t l = static_cast<uint32_t>(std::countr_zero(m));
+      d[l] = uint32_t{static_cast<uint16_t>(fn(l, false))} | (uint32_t{static_cast<uint16_t>(fn(l, true))} << 16);
+    }
+  };
+  auto u = [&](int i, uint32_t l, bool hi) { return half_bits(i, l, hi); };
+  auto si = [&](int i, uint32_t l, bool hi) { return static_cast<int16_t>(half_bits(i, l, hi)); };
+  auto f16 = [&](auto fn) { packed([&](uint32_t l, bool hi) { return float_to_half(static_cast<float>(fn(l, hi))); }); };
   switch (static_cast<Vop3p>(in.op)) {
+    case Vop3p::V_PK_MAD_I16: return packed([&](uint32_t l, bool h) { return si(0, l, h) * si(1, l, h) + si(2, l, h); });
+    case Vop3p::V_PK_MAD_U16: return packed([&](uint32_t l, bool h) { return u(0, l, h) * u(1, l, h) + u(2, l, h); });
+    case Vop3p::V_PK_MUL_LO_U16: return packed([&](uint32_t l, bool h) { return u(0, l, h) * u(1, l, h); });
+    case Vop3p::V_PK_ADD_I16: case Vop3p::V_PK_ADD_U16: return packed([&](uint32_t l, bool h) { return u(0, l, h) + u(1, l, h); });
+    case Vop3p::V_PK_SUB_I16: case Vop3p::V_PK_SUB_U16: return packed([&](uint32_t l, bool h) { return u(0, l, h) - u(1, l, h); });
+    case Vop3p::V_PK_LSHLREV_B16: return packed([&](uint32_t l, bool h) { return u(1, l, h) << (u(0, l, h) & 15); });
+    case Vop3p::V_PK_LSHRREV_B16: return packed([&](uint32_t l, bool h) { return u(1, l, h) >> (u(0, l, h) & 15); });
+    case Vop3p::V_PK_ASHRREV_I16: return packed([&](uint32_t l, bool h) { return si(1, l, h) >> (u(0, l, h) & 15); });
+    case Vop3p::V_PK_MAX_I16: return packed([&](uint32_t l, bool h) { return std::max(si(0, l, h), si(1, l, h)); });
+    case Vop3p::V_PK_MIN_I16: return packed([&](uint32_t l, bool h) { return std::min(si(0, l, h), si(1, l, h)); });
+    case Vop3p::V_PK_MAX_U16: return packed([&](uint32_t l, bool h) { return std::max(u(0, l, h), u(1, l, h)); });
+    case Vop3p::V_PK_MIN_U16: return packed([&](uint32_t l, bool h) { return std::min(u(0, l, h), u(1, l, h)); });
     case Vop3p::V_PK_FMA_F16:
-      for (uint32_t m = w.exec(); m; m &= m - 1) {
-        uint32_t l = static_cast<uint32_t>(std::countr_zero(m));
-        float lo = static_cast<float>(std::fma(double{half(0, l, in.opsel & 1)}, double{half(1, l, in.opsel & 2)}, double{half(2, l, in.opsel & 4)}));
-        float hi = static_cast<float>(std::fma(double{half(0, l, in.opsel_hi & 1)}, double{half(1, l, in.opsel_hi & 2)}, double{half(2, l, in.opsel_hi & 4)}));
-        d[l] = uint32_t{float_to_half(lo)} | (uint32_t{float_to_half(hi)} << 16);
-      }
-      return;
+      return f16([&](uint32_t l, bool h) { return std::fma(double{half_f(0, l, h)}, double{half_f(1, l, h)}, double{half_f(2, l, h)}); });
+    case Vop3p::V_PK_ADD_F16: return f16([&](uint32_t l, bool h) { return half_f(0, l, h) + half_f(1, l, h); });
+    case Vop3p::V_PK_MUL_F16: return f16([&](uint32_t l, bool h) { return half_f(0, l, h) * half_f(1, l, h); });
+    case Vop3p::V_PK_MIN_F16: return f16([&](uint32_t l, bool h) { return fmin32(half_f(0, l, h), half_f(1, l, h)); });
+    case Vop3p::V_PK_MAX_F16: return f16([&](uint32_t l, bool h) { return fmax32(half_f(0, l, h), half_f(1, l, h)); });
     default: unimplemented(in);
   }
 }

@@ -71,17 +71,14 @@ class Program {
   std::deque<Rdna3Inst> insts_;
 };
 
-// The instruction as fault messages name it: its mnemonic and encoding (the decoder's disassemble_rdna3 will give the
-// full llvm-objdump text once it lands on this branch).
+// The instruction as fault messages name it: llvm-objdump-19's text.
 std::string inst_text(const Rdna3Inst& inst) {
-  const char* m = inst.format == Rdna3Format::VOPD ? nullptr : rdna3_mnemonic(inst.format, inst.op);
-  std::string text = m ? m : (inst.format == Rdna3Format::VOPD ? std::string("v_dual_") : std::string("opcode ") + std::to_string(inst.op));
-  if (inst.format == Rdna3Format::VOPD) {
-    const char* x = rdna3_mnemonic(inst.format, inst.op);
-    const char* y = rdna3_vopdy_mnemonic(inst.opy);
-    text = std::string(x ? x : "?") + " :: " + (y ? y : "?");
+  try {
+    return disassemble_rdna3(inst);
+  } catch (const std::exception& e) {
+    const char* m = rdna3_mnemonic(inst.format, inst.op);
+    return std::string(m ? m : "?") + " (" + rdna3_format_name(inst.format) + "; not disassembled: " + e.what() + ")";
   }
-  return text + " (" + rdna3_format_name(inst.format) + ")";
 }
 
 // Runs one wave until it ends, reaches s_barrier, or faults.
@@ -132,7 +129,8 @@ uint8_t* translate_or_fault(const GpuMemory& memory, uint64_t va, std::size_t by
 }
 
 void unimplemented(const Rdna3Inst& inst) {
-  throw ExecError{"instruction not implemented by the emulated shader core (" + inst_text(inst) + ")"};
+  throw ExecError{std::string("instruction not implemented by the emulated shader core (") + rdna3_format_name(inst.format) +
+                  " opcode " + std::to_string(inst.op) + ")"};
 }
 
 void run_dispatch(const DispatchState& state, const GpuMemory& memory, const ShaderCoreOptions& options) {
@@ -155,6 +153,10 @@ void run_dispatch(const DispatchState& state, const GpuMemory& memory, const Sha
   const bool tg_size = (state.rsrc2 >> 10) & 1;
   if (user_sgprs > 16) throw ShaderFault("RSRC2.USER_SGPR " + std::to_string(user_sgprs) + " exceeds 16", state.code_va);
 
+  // VGPRs the kernel allocates: (RSRC1.VGPRS + 1) * 8 in wave32 on gfx11 (AMDGPUUsage, compute_pgm_rsrc1
+  // GRANULATED_WORKITEM_VGPR_COUNT). Only these are cleared per workgroup: a large grid would otherwise spend its
+  // time zeroing 32 KiB per wave.
+  const std::size_t vgpr_words = std::min<std::size_t>(kMaxVgprs, ((state.rsrc1 & 0x3f) + 1) * 8) * kWaveLanes;
   Program program(state.code_va, memory);
   std::vector<uint8_t> lds(state.lds_bytes);
   WaveContext ctx{state, memory, options, lds};
@@ -168,7 +170,7 @@ void run_dispatch(const DispatchState& state, const GpuMemory& memory, const Sha
         for (uint32_t i = 0; i < waves_per_group; ++i) {
           Wave& w = waves[i];
           w.s.fill(0);
-          std::fill(w.v.begin(), w.v.end(), 0);
+          std::fill(w.v.begin(), w.v.begin() + static_cast<std::ptrdiff_t>(vgpr_words), 0);
           w.scc = false;
           w.pc = state.code_va;
           w.executed = 0;

@@ -1,7 +1,7 @@
 // The emulated AMD GPU's shader core: runs one compute dispatch of real gfx1100 (RDNA3) machine code, as the command
 // processor (pm4_engine.h) hands it over after DISPATCH_DIRECT: the program address and RSRC registers, the user
 // SGPRs from COMPUTE_USER_DATA_*, the workgroup size and the grid in workgroups. It sets each wave's initial state
-// as the hardware does (firmware-notes/amd-kfd.md, "initial wave state"): user SGPRs s0.., then the workgroup ids
+// as the hardware does (firmware-notes/amd-rdna3-exec.md, "Initial wave state"): user SGPRs s0.., then the workgroup ids
 // X/Y/Z enabled in RSRC2 bits 7-9 and the workgroup info (bit 10); v0 holds the packed work-item ids
 // X[9:0] | Y[19:10] | Z[29:20]; EXEC has the live lanes (a partial last wave has fewer); the wave size from `wave32`.
 // Waves of one workgroup share its LDS (lds_bytes, zero-filled at the workgroup's start) and meet at s_barrier.

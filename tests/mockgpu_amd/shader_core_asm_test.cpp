@@ -117,6 +117,42 @@ const std::vector<uint32_t> kFault = {
     0xdc6a0008, 0x00000101,  // global_store_b32 v1, v1, s[0:1] offset:8
     0xbfb00000,  // s_endpgm
 };
+// scratch.s
+const std::vector<uint32_t> kScratch = {
+    0x30020082,  // v_lshlrev_b32_e32 v1, 2, v0
+    0xdc690000, 0x00fc0001,  // scratch_store_b32 v1, v0, off
+    0xbe84008c,  // s_mov_b32 s4, 12
+    0xdc510000, 0x02040000,  // scratch_load_b32 v2, off, s4
+    0xbf8903f7,  // s_waitcnt vmcnt(0)
+    0xdc6a0000, 0x00000201,  // global_store_b32 v1, v2, s[0:1]
+    0xbfb00000,  // s_endpgm
+};
+// rt.s
+const std::vector<uint32_t> kRealtime = {
+    0xbe844d83,  // s_sendmsg_rtn_b64 s[4:5], sendmsg(MSG_RTN_GET_REALTIME)
+    0xbf89fc07,  // s_waitcnt lgkmcnt(0)
+    0x7e000280,  // v_mov_b32_e32 v0, 0
+    0x7e020204,  // v_mov_b32_e32 v1, s4
+    0x7e040205,  // v_mov_b32_e32 v2, s5
+    0xdc6e0000, 0x00000100,  // global_store_b64 v0, v[1:2], s[0:1]
+    0xbfb00000,  // s_endpgm
+};
+// dsatom.s
+const std::vector<uint32_t> kDsAtomics = {
+    0x30020082,  // v_lshlrev_b32_e32 v1, 2, v0
+    0x7e040285,  // v_mov_b32_e32 v2, 5
+    0xd8382000, 0x00020001,  // ds_store_2addr_b32 v1, v0, v2 offset1:32
+    0x7e080280,  // v_mov_b32_e32 v4, 0
+    0x7e0a0281,  // v_mov_b32_e32 v5, 1
+    0xd8800100, 0x06000504,  // ds_add_rtn_u32 v6, v4, v5 offset:256
+    0xbf89fc07,  // s_waitcnt lgkmcnt(0)
+    0xd8dc2000, 0x07000001,  // ds_load_2addr_b32 v[7:8], v1 offset1:32
+    0xdcd60000, 0x00000504,  // global_atomic_add_u32 v4, v5, s[0:1]
+    0xd60b0009, 0x02111900,  // v_mad_u32_u24 v9, v0, 12, 4
+    0xbf89fc07,  // s_waitcnt lgkmcnt(0)
+    0xdc720000, 0x00000609,  // global_store_b96 v9, v[6:8], s[0:1]
+    0xbfb00000,  // s_endpgm
+};
 
 // RSRC2: USER_SGPR = 2 (bits 5:1), TGID_X/Y/Z_EN (bits 7-9).
 constexpr uint32_t kRsrc2TwoUserSgprsXyz = (2u << 1) | (1u << 7) | (1u << 8) | (1u << 9);
@@ -243,6 +279,66 @@ TEST(ShaderCoreLds, TwoWavesExchangeThroughLdsAcrossABarrier) {
   for (uint32_t t = 0; t < 64; ++t) EXPECT_EQ(out[t], 63 - t) << "thread " << t;
 }
 
+TEST(ShaderCoreSalu, SendmsgRtnRealtimeReadsTheOptionsCounter) {
+  ShaderCoreFixture f;
+  std::vector<uint32_t> out(2, 0);
+  uint64_t out_va = f.map_words(out);
+  f.options.realtime = [] { return uint64_t{0x123456789abcull}; };
+  DispatchState st = f.state(kRealtime, 2u << 1, out_va);
+  run_dispatch(st, f.memory, f.options);
+  f.read_back(out_va, out);
+  EXPECT_EQ(out[0], 0x56789abcu);
+  EXPECT_EQ(out[1], 0x1234u);
+}
+
+TEST(ShaderCoreScratch, EachLaneHasItsOwnPrivateBytes) {
+  ShaderCoreFixture f;
+  std::vector<uint32_t> out(32, 0xffffffffu);
+  uint64_t out_va = f.map_words(out);
+  DispatchState st = f.state(kScratch, 2u << 1, out_va);
+  st.workgroup_size = {32, 1, 1};
+  st.scratch_wave_bytes = 32 * 256;  // 256 private bytes per lane
+  st.scratch_va = f.map_bytes(st.scratch_wave_bytes);
+  run_dispatch(st, f.memory, f.options);
+  f.read_back(out_va, out);
+  // Lane l stored l at its private offset 4*l; reading private offset 12 finds 3 only in lane 3.
+  for (uint32_t l = 0; l < 32; ++l) EXPECT_EQ(out[l], l == 3 ? 3u : 0u) << "lane " << l;
+}
+
+TEST(ShaderCoreScratch, AnOffsetPastTheLanesPrivateSizeFaults) {
+  ShaderCoreFixture f;
+  std::vector<uint32_t> out(32, 0);
+  uint64_t out_va = f.map_words(out);
+  DispatchState st = f.state(kScratch, 2u << 1, out_va);
+  st.workgroup_size = {32, 1, 1};
+  st.scratch_wave_bytes = 32 * 64;  // 64 private bytes per lane: lanes 16.. store past them
+  st.scratch_va = f.map_bytes(st.scratch_wave_bytes);
+  try {
+    run_dispatch(st, f.memory, f.options);
+    FAIL() << "a private store past the lane's bytes ran";
+  } catch (const ShaderFault& e) {
+    EXPECT_NE(std::string(e.what()).find("scratch_store_b32"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("64 private bytes"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ShaderCoreLds, TwoAddressFormsAndAtomicsInLdsAndGlobalMemory) {
+  ShaderCoreFixture f;
+  std::vector<uint32_t> out(1 + 32 * 3, 0);
+  uint64_t out_va = f.map_words(out);
+  DispatchState st = f.state(kDsAtomics, 2u << 1, out_va);
+  st.workgroup_size = {32, 1, 1};
+  st.lds_bytes = 512;
+  run_dispatch(st, f.memory, f.options);
+  f.read_back(out_va, out);
+  EXPECT_EQ(out[0], 32u) << "global_atomic_add_u32 once per lane";
+  for (uint32_t l = 0; l < 32; ++l) {
+    EXPECT_EQ(out[1 + 3 * l], l) << "ds_add_rtn_u32 returns the count before this lane (lanes in order)";
+    EXPECT_EQ(out[2 + 3 * l], l) << "ds_load_2addr first dword (offset0 0)";
+    EXPECT_EQ(out[3 + 3 * l], 5u) << "ds_load_2addr second dword (offset1 32 dwords)";
+  }
+}
+
 TEST(ShaderCoreFaults, UnmappedStoreNamesTheAddressAndTheInstruction) {
   ShaderCoreFixture f;
   DispatchState st = f.state(kFault, 2u << 1, 0x7000000000ull);
@@ -254,7 +350,7 @@ TEST(ShaderCoreFaults, UnmappedStoreNamesTheAddressAndTheInstruction) {
     EXPECT_EQ(e.address, 0x7000000008ull);
     EXPECT_EQ(e.pc, f.code_va + 4);
     EXPECT_NE(m.find("0x7000000008"), std::string::npos) << m;
-    EXPECT_NE(m.find("global_store_b32"), std::string::npos) << m;
+    EXPECT_NE(m.find("global_store_b32 v1, v1, s[0:1] offset:8"), std::string::npos) << m;
   }
 }
 
@@ -265,7 +361,8 @@ TEST(ShaderCoreFaults, UnimplementedInstructionIsNamedNotSkipped) {
     run_dispatch(st, f.memory, f.options);
     FAIL() << "v_cubeid_f32 ran";
   } catch (const ShaderFault& e) {
-    EXPECT_NE(std::string(e.what()).find("v_cubeid_f32"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("v_cubeid_f32 v0, v1, v2, v3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not implemented"), std::string::npos) << e.what();
     EXPECT_EQ(e.pc, f.code_va);
   }
 }
