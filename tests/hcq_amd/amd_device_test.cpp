@@ -371,3 +371,35 @@ TEST(AmdDeviceSdma, WaitsBelowTwoToThe32AndOnMultiplesOfItHoldTheCopyQueueAndOth
 
 }  // namespace
 }  // namespace doorbell::amd
+
+namespace doorbell::amd {
+namespace {
+
+// An MI300X-like gfx942 node (gc 9.4.3: the gfx9 ACQUIRE_MEM and RELEASE_MEM forms, wave64 kernels, SDMA 4.4.2 with
+// 4 MiB per COPY_LINEAR): signals, waits and copies run; a kernel compiles for gfx942 and loads (its dispatch is
+// planned for gc 9.4.3), but the emulated shader core runs RDNA3 (wave32) code only, so none is launched here.
+TEST(AmdDeviceGfx942, SignalsWaitsAndAMultiChunkCopyRunAndAKernelLoads) {
+  mockgpu::amd::MockKfdOptions options = mockgpu::amd_machine_options(1);
+  options.gpus = mockgpu::amd::mock_amd_configs(1, mockgpu::amd::mock_amd_gfx942());
+  std::unique_ptr<AmdDevice> d = AmdDevice::open(std::make_unique<mockgpu::amd::MockAmdSeam>(std::move(options)));
+  EXPECT_EQ(d->arch(), "gfx942");
+  EXPECT_EQ(d->ip(), GfxIp::kGc9_4_3);
+  Loaded l = load_on(*d, (Tensor::empty({300}) * 2 + 1).schedule_linear().src(0));
+  EXPECT_FALSE(static_cast<const AmdProgram*>(l.program)->kd.enable_wavefront_size32()) << "gfx942 is wave64";
+  Signal& gate = d->new_signal("gfx942 gate");
+  Signal& stamped = d->new_signal("gfx942 stamp");
+  HWQueue().wait(gate, uint64_t{3} << 32).timestamp(stamped).signal(stamped, 1).submit(*d);
+  gate.set(uint64_t{3} << 32);
+  stamped.wait(1);
+  EXPECT_GT(stamped.timestamp(), 0u);
+  const uint64_t bytes = (9 << 20) + 12;  // three COPY_LINEARs at 4 MiB each
+  AmdMemory src = d->alloc(bytes), dst = d->alloc(bytes);
+  for (uint64_t i = 0; i < bytes; i++) src.cpu[i] = static_cast<uint8_t>(i * 13 + 1);
+  Signal& copied = d->new_signal("gfx942 copy");
+  HWQueue().copy(reinterpret_cast<void*>(dst.va), reinterpret_cast<const void*>(src.va), bytes).signal(copied, 1).submit(*d);
+  copied.wait(1);
+  EXPECT_EQ(std::memcmp(src.cpu, dst.cpu, bytes), 0);
+}
+
+}  // namespace
+}  // namespace doorbell::amd
