@@ -338,11 +338,6 @@ TEST(AmdDevice, AKernelReadingUnmappedMemoryFaultsNamingTheAddressAndTheProcessG
   s.wait(1);
 }
 
-}  // namespace
-}  // namespace doorbell::amd
-
-namespace doorbell::amd {
-namespace {
 
 // SDMA's POLL_REGMEM compares one 32-bit word: a target below 2^32 is compared on the low word, a multiple of 2^32
 // on the high word; a target with both halves set is refused before anything is submitted.
@@ -369,11 +364,6 @@ TEST(AmdDeviceSdma, WaitsBelowTwoToThe32AndOnMultiplesOfItHoldTheCopyQueueAndOth
   d.free(b);
 }
 
-}  // namespace
-}  // namespace doorbell::amd
-
-namespace doorbell::amd {
-namespace {
 
 // An MI300X-like gfx942 node (gc 9.4.3: the gfx9 ACQUIRE_MEM and RELEASE_MEM forms, wave64 kernels, SDMA 4.4.2 with
 // 4 MiB per COPY_LINEAR): signals, waits and copies run; a kernel compiles for gfx942 and loads (its dispatch is
