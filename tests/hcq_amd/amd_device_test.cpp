@@ -276,6 +276,36 @@ TEST(AmdDevice, ABoundCopyQueuePatchesItsAddressesAndValue) {
   d.free(dst2);
 }
 
+TEST(AmdDevice, ThreadsSubmittingOnTheTimelineAtOnceAllCompleteInOrder) {
+  AmdDevice& d = device();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++)
+    threads.emplace_back([&d] {
+      for (int i = 0; i < 300; i++) {
+        HWQueue q;
+        d.submit_on_timeline(q);
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  d.synchronize();
+  EXPECT_EQ(d.timeline_signal().value(), d.timeline_value() - 1);
+}
+
+TEST(AmdDevice, AKernelAfterAMemoryBarrierReadsWhatTheKernelBeforeWrote) {
+  // y = y + 1, a barrier, then y = y * 3 on the same buffer, in one submission: 3 * (0 + 1).
+  Tensor y = Tensor::zeros({256}).contiguous().realize();
+  Loaded inc = load(y.assign(y + 1)), triple = load(y.assign(y * 3));
+  AmdDevice& d = device();
+  std::vector<AmdMemory> bufs = upload(d, inc.call);
+  std::memset(bufs[0].cpu, 0, 256 * 4);
+  Signal& done = d.new_signal("barrier done");
+  HWQueue().exec(*inc.program, vas(bufs), inc.grid, inc.block).memory_barrier()
+      .exec(*triple.program, vas(bufs), triple.grid, triple.block).signal(done, 1).submit(d);
+  done.wait(1);
+  for (int i = 0; i < 256; i++) ASSERT_EQ(reinterpret_cast<const float*>(bufs[0].cpu)[i], 3.0f) << i;
+  free_all(d, bufs);
+}
+
 TEST(AmdDevice, AWaitThatNeverPassesTimesOutNamingTheDeviceAndSignal) {
   Signal& s = device().new_signal("never");
   try {
