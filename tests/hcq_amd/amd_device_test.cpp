@@ -93,6 +93,20 @@ TEST(AmdDevice, BringsUpOnTheEmulatedKfdWithAComputeAndAnSdmaQueue) {
   EXPECT_NE(d.target().name().find("gfx1100"), std::string::npos) << d.target().name();
 }
 
+TEST(AmdDevice, AMachineWithoutQueueEnginesFailsTheOpenAtCreateQueueAndTheProcessGoesOn) {
+  mockgpu::amd::MockKfdOptions bare;  // the KFD validates CREATE_QUEUE, then answers ENODEV: no engine to run it
+  auto machine = std::make_shared<mockgpu::amd::MockAmdSeam>(std::move(bare));
+  try {
+    AmdDevice::open(std::make_unique<mockgpu::amd::SharedMockAmdSeam>(machine));
+    ADD_FAILURE() << "the device opened without queues";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("CREATE_QUEUE"), std::string::npos) << e.what();
+  }
+  Signal& s = device().new_signal("after a failed open");
+  HWQueue().signal(s, 1).submit(device());
+  s.wait(1);
+}
+
 TEST(AmdDevice, SignalWrittenByTheQueueReachesTheHostWithItsTimestamp) {
   AmdDevice& d = device();
   Signal& s = d.new_signal("signalled");
