@@ -330,9 +330,9 @@ std::shared_ptr<const LoadedProgram> AmdDevice::load(const UOp& program) {
   if (image.explicit_args.size() != params)
     throw std::invalid_argument("AMD: program " + info.name + "'s metadata lists " + std::to_string(image.explicit_args.size()) +
                                 " explicit arguments; expected " + std::to_string(params) + " (its buffers and variables)");
-  if (image.kd.enable_private_segment() || image.kd.private_segment_fixed_size != 0)
-    throw std::invalid_argument("AMD: program " + info.name + " uses scratch (" + std::to_string(image.kd.private_segment_fixed_size) +
-                                " bytes per work-item); this device sets up no scratch yet");
+  if (image.kd.uses_dynamic_stack())
+    throw std::invalid_argument("AMD: program " + info.name + " uses a dynamic stack, whose scratch size its descriptor does not bound");
+  if (image.kd.enable_private_segment()) ensure_scratch(image.kd.private_segment_fixed_size);
   // The base is the image's alignment (256 at least: the entry's); the sub-allocator aligns to 256, so a larger
   // alignment is reached by over-allocating.
   const uint64_t extra = image.alignment > 256 ? image.alignment : 0;
@@ -356,8 +356,30 @@ std::shared_ptr<const LoadedProgram> AmdDevice::load(const UOp& program) {
   LaunchAddresses probe;
   probe.kernarg_va = kernarg_memory_.va;
   probe.dispatch_packet_va = kernarg_memory_.va;
+  if (p->kd.enable_private_segment()) {
+    std::lock_guard lock(submit_mutex_);
+    probe.scratch = {scratch_.va, scratch_waves_};
+  }
   p->dispatch_dwords = dispatch_dwords(plan_dispatch(ip(), p->kd, p->kd_va, probe, {1, 1, 1}, {1, 1, 1}));
   return p;
+}
+
+void AmdDevice::ensure_scratch(uint32_t bytes_per_lane) {
+  std::lock_guard lock(submit_mutex_);  // encode reads the store under it
+  if (bytes_per_lane <= scratch_bytes_per_lane_ && scratch_.size != 0) return;
+  // Every wave slot of the GPU may run a wave of this kernel: simd_count * max_waves_per_simd from the topology, a slice
+  // each of 64 lanes (the widest wave) rounded to 1 KiB (the coarser TMPRING_SIZE.WAVESIZE unit, gc 9.4.3's). On
+  // gc 11 TMPRING_SIZE.WAVES counts per shader engine (unverified: firmware-notes/amd-hcq.md §1), so the store holds
+  // WAVES slices for each engine.
+  const uint64_t slots = session_->node().property("simd_count") * session_->node().property("max_waves_per_simd");
+  const uint64_t engines = ip() == GfxIp::kGc11_0 ? std::max<uint64_t>(1, session_->device_info().num_shader_engines) : 1;
+  const uint32_t waves = static_cast<uint32_t>(std::clamp<uint64_t>((slots + engines - 1) / engines, 1, 0xFFF));
+  const uint64_t wave_bytes = round_up(uint64_t{bytes_per_lane} * 64, 1024);
+  const AmdMemory store = alloc(std::max<uint64_t>(wave_bytes * waves * engines, 256), AmdDomain::kVram);
+  if (scratch_.size != 0) old_scratch_.push_back(scratch_);
+  scratch_ = store;
+  scratch_bytes_per_lane_ = bytes_per_lane;
+  scratch_waves_ = waves;
 }
 
 const AmdProgram& AmdDevice::exec_program(const Command& c) const {
@@ -439,6 +461,7 @@ void AmdDevice::encode_command(CmdStream& s, const Command& c, std::span<void* c
       if (p.hidden_offset) write_implicit_kernargs(std::span<uint8_t>(piece.cpu + *p.hidden_offset, 256), grid, block);
       LaunchAddresses launch;
       launch.kernarg_va = piece.va;
+      if (p.kd.enable_private_segment()) launch.scratch = {scratch_.va, scratch_waves_};
       launch.dispatch_id = ++dispatch_id_;
       if (p.packet_offset) {
         const std::array<uint8_t, 64> packet = dispatch_packet_bytes(p.kd, p.kd_va, piece.va, grid, block);

@@ -151,6 +151,12 @@ class AmdDevice final : public Device {
   std::optional<AmdUploadRing> kernargs_;
   std::unique_ptr<QueueState> compute_, copy_;
   uint64_t dispatch_id_ = 0;
+  // Scratch (private segment) for kernels with RSRC2.SCRATCH_EN: one store for every dispatch, grown for a kernel that
+  // needs more per lane. A grown-out store is kept until the device goes: bound queues hold its address in their IBs.
+  void ensure_scratch(uint32_t bytes_per_lane);
+  AmdMemory scratch_{};
+  std::vector<AmdMemory> old_scratch_;
+  uint32_t scratch_bytes_per_lane_ = 0, scratch_waves_ = 0;
 
   std::mutex submit_mutex_;
   mutable std::mutex memory_mutex_;  // after submit_mutex_

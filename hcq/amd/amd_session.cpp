@@ -48,33 +48,47 @@ AmdSession::AmdSession(kernel_interface::SyscallSeam& seam, int gpu_index) : sea
   try {
     event_page_ = alloc(kEventPageBytes, AmdDomain::kGttUncached);
     signal_event_ = kfd_->create_event(KFD_IOC_EVENT_SIGNAL, /*auto_reset=*/true, event_page_.handle);
+    signal_event_made_ = true;
     memory_event_ = kfd_->create_event(KFD_IOC_EVENT_MEMORY, /*auto_reset=*/false);
     events_made_ = true;
     compute_ = make_queue("compute", /*pm4=*/true, kComputeRingBytes);
     sdma_ = make_queue("sdma", /*pm4=*/false, kSdmaRingBytes);
   } catch (...) {
-    destroy_queues();
-    for (const AmdMemory& m : std::vector<AmdMemory>(live_)) free(m);
+    release_all();  // the error that stopped the bring-up is the one to report
     throw;
   }
 }
 
-AmdSession::~AmdSession() {
+AmdSession::~AmdSession() { release_all(); }
+
+// Queues first (the engines stop), then the events (the event page is not freeable while registered), then memory.
+// Errors are dropped: closing /dev/kfd afterwards frees whatever is left.
+void AmdSession::release_all() noexcept {
   destroy_queues();
   if (events_made_) {
+    for (uint32_t id : {signal_event_.event_id, memory_event_.event_id}) {
+      try {
+        kfd_->destroy_event(id);
+      } catch (const std::exception&) {
+      }
+    }
+    events_made_ = false;
+  } else if (signal_event_made_) {
     try {
       kfd_->destroy_event(signal_event_.event_id);
-      kfd_->destroy_event(memory_event_.event_id);
     } catch (const std::exception&) {
     }
   }
+  signal_event_made_ = false;
   for (const AmdMemory& m : std::vector<AmdMemory>(live_)) {
     try {
       free(m);
-    } catch (const std::exception&) {  // the event page may stay registered: closing /dev/kfd frees it
+    } catch (const std::exception&) {
     }
   }
+  live_.clear();
   if (doorbell_page_ != nullptr) seam_.munmap(doorbell_page_, kDoorbellPageBytes);
+  doorbell_page_ = nullptr;
 }
 
 void AmdSession::destroy_queues() {

@@ -84,6 +84,7 @@ class AmdSession {
 
  private:
   AmdUserQueue make_queue(const std::string& name, bool pm4, uint64_t ring_bytes);
+  void release_all() noexcept;
 
   kernel_interface::SyscallSeam& seam_;
   std::unique_ptr<ki::Kfd> kfd_;
@@ -95,7 +96,7 @@ class AmdSession {
   std::vector<AmdMemory> live_;
   AmdMemory event_page_;
   ki::KfdEvent signal_event_, memory_event_;
-  bool events_made_ = false;
+  bool signal_event_made_ = false, events_made_ = false;
   void* doorbell_page_ = nullptr;
   uint64_t doorbell_page_offset_ = 0;
   AmdUserQueue compute_, sdma_;

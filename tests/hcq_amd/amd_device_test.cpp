@@ -4,6 +4,7 @@
 // in order, copies, bind and patched resubmits, a timeout naming the signal, a fault naming the address as the KFD
 // reports it) with kernels rendered as LLVM IR and compiled by LLVM 19, checked against the reference interpreter.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <thread>
@@ -68,6 +69,16 @@ void free_all(AmdDevice& d, const std::vector<AmdMemory>& ms) {
   for (const AmdMemory& m : ms) d.free(m);
 }
 
+TEST(AmdDevice, WithoutAKfdOpeningTheRealDeviceNamesTheMissingFile) {
+  if (access("/dev/kfd", F_OK) == 0) GTEST_SKIP() << "this machine has a KFD";
+  try {
+    AmdDevice::open(std::make_unique<kernel_interface::LinuxSyscalls>());
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/kfd"), std::string::npos) << e.what();
+  }
+}
+
 TEST(AmdDevice, BringsUpOnTheEmulatedKfdWithAComputeAndAnSdmaQueue) {
   AmdDevice& d = device();
   EXPECT_EQ(d.name(), "AMD");
@@ -80,6 +91,20 @@ TEST(AmdDevice, BringsUpOnTheEmulatedKfdWithAComputeAndAnSdmaQueue) {
   EXPECT_EQ(d.ns_per_tick_num(), 10u) << "a 100 MHz counter: 10 ns per tick";
   EXPECT_EQ(d.ns_per_tick_den(), 1u);
   EXPECT_NE(d.target().name().find("gfx1100"), std::string::npos) << d.target().name();
+}
+
+TEST(AmdDevice, AMachineWithoutQueueEnginesFailsTheOpenAtCreateQueueAndTheProcessGoesOn) {
+  mockgpu::amd::MockKfdOptions bare;  // the KFD validates CREATE_QUEUE, then answers ENODEV: no engine to run it
+  auto machine = std::make_shared<mockgpu::amd::MockAmdSeam>(std::move(bare));
+  try {
+    AmdDevice::open(std::make_unique<mockgpu::amd::SharedMockAmdSeam>(machine));
+    ADD_FAILURE() << "the device opened without queues";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("CREATE_QUEUE"), std::string::npos) << e.what();
+  }
+  Signal& s = device().new_signal("after a failed open");
+  HWQueue().signal(s, 1).submit(device());
+  s.wait(1);
 }
 
 TEST(AmdDevice, SignalWrittenByTheQueueReachesTheHostWithItsTimestamp) {
@@ -265,6 +290,36 @@ TEST(AmdDevice, ABoundCopyQueuePatchesItsAddressesAndValue) {
   d.free(dst2);
 }
 
+TEST(AmdDevice, ThreadsSubmittingOnTheTimelineAtOnceAllCompleteInOrder) {
+  AmdDevice& d = device();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++)
+    threads.emplace_back([&d] {
+      for (int i = 0; i < 300; i++) {
+        HWQueue q;
+        d.submit_on_timeline(q);
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  d.synchronize();
+  EXPECT_EQ(d.timeline_signal().value(), d.timeline_value() - 1);
+}
+
+TEST(AmdDevice, AKernelAfterAMemoryBarrierReadsWhatTheKernelBeforeWrote) {
+  // y = y + 1, a barrier, then y = y * 3 on the same buffer, in one submission: 3 * (0 + 1).
+  Tensor y = Tensor::zeros({256}).contiguous().realize();
+  Loaded inc = load(y.assign(y + 1)), triple = load(y.assign(y * 3));
+  AmdDevice& d = device();
+  std::vector<AmdMemory> bufs = upload(d, inc.call);
+  std::memset(bufs[0].cpu, 0, 256 * 4);
+  Signal& done = d.new_signal("barrier done");
+  HWQueue().exec(*inc.program, vas(bufs), inc.grid, inc.block).memory_barrier()
+      .exec(*triple.program, vas(bufs), triple.grid, triple.block).signal(done, 1).submit(d);
+  done.wait(1);
+  for (int i = 0; i < 256; i++) ASSERT_EQ(reinterpret_cast<const float*>(bufs[0].cpu)[i], 3.0f) << i;
+  free_all(d, bufs);
+}
+
 TEST(AmdDevice, AWaitThatNeverPassesTimesOutNamingTheDeviceAndSignal) {
   Signal& s = device().new_signal("never");
   try {
@@ -327,11 +382,6 @@ TEST(AmdDevice, AKernelReadingUnmappedMemoryFaultsNamingTheAddressAndTheProcessG
   s.wait(1);
 }
 
-}  // namespace
-}  // namespace doorbell::amd
-
-namespace doorbell::amd {
-namespace {
 
 // SDMA's POLL_REGMEM compares one 32-bit word: a target below 2^32 is compared on the low word, a multiple of 2^32
 // on the high word; a target with both halves set is refused before anything is submitted.
@@ -356,6 +406,33 @@ TEST(AmdDeviceSdma, WaitsBelowTwoToThe32AndOnMultiplesOfItHoldTheCopyQueueAndOth
   }
   d.free(a);
   d.free(b);
+}
+
+
+// An MI300X-like gfx942 node (gc 9.4.3: the gfx9 ACQUIRE_MEM and RELEASE_MEM forms, wave64 kernels, SDMA 4.4.2 with
+// 4 MiB per COPY_LINEAR): signals, waits and copies run; a kernel compiles for gfx942 and loads (its dispatch is
+// planned for gc 9.4.3), but the emulated shader core runs RDNA3 (wave32) code only, so none is launched here.
+TEST(AmdDeviceGfx942, SignalsWaitsAndAMultiChunkCopyRunAndAKernelLoads) {
+  mockgpu::amd::MockKfdOptions options = mockgpu::amd_machine_options(1);
+  options.gpus = mockgpu::amd::mock_amd_configs(1, mockgpu::amd::mock_amd_gfx942());
+  std::unique_ptr<AmdDevice> d = AmdDevice::open(std::make_unique<mockgpu::amd::MockAmdSeam>(std::move(options)));
+  EXPECT_EQ(d->arch(), "gfx942");
+  EXPECT_EQ(d->ip(), GfxIp::kGc9_4_3);
+  Loaded l = load_on(*d, (Tensor::empty({300}) * 2 + 1).schedule_linear().src(0));
+  EXPECT_FALSE(static_cast<const AmdProgram*>(l.program)->kd.enable_wavefront_size32()) << "gfx942 is wave64";
+  Signal& gate = d->new_signal("gfx942 gate");
+  Signal& stamped = d->new_signal("gfx942 stamp");
+  HWQueue().wait(gate, uint64_t{3} << 32).timestamp(stamped).signal(stamped, 1).submit(*d);
+  gate.set(uint64_t{3} << 32);
+  stamped.wait(1);
+  EXPECT_GT(stamped.timestamp(), 0u);
+  const uint64_t bytes = (9 << 20) + 12;  // three COPY_LINEARs at 4 MiB each
+  AmdMemory src = d->alloc(bytes), dst = d->alloc(bytes);
+  for (uint64_t i = 0; i < bytes; i++) src.cpu[i] = static_cast<uint8_t>(i * 13 + 1);
+  Signal& copied = d->new_signal("gfx942 copy");
+  HWQueue().copy(reinterpret_cast<void*>(dst.va), reinterpret_cast<const void*>(src.va), bytes).signal(copied, 1).submit(*d);
+  copied.wait(1);
+  EXPECT_EQ(std::memcmp(src.cpu, dst.cpu, bytes), 0);
 }
 
 }  // namespace
