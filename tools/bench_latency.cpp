@@ -15,10 +15,12 @@
 #include "hcq/cpu/cpu_device.h"
 #include "hcq/devices.h"
 #include "hcq/hw_queue.h"
+#include "hcq/amd/amd_device.h"
 #include "hcq/nv/nv_device.h"
 #include "hcq/signal.h"
 #include "hcq/wait_primitives.h"
 #include "kernel-interface/driver_seams.h"
+#include "tools/checked_gpu.h"
 #include "tools/device_kernel.h"
 #include "hcq/json_text.h"
 
@@ -26,6 +28,7 @@ namespace doorbell::bench {
 namespace {
 
 using nv::NvDevice;
+using amd::AmdDevice;
 
 // The rows' path names: stable keys for the JSON and the plots.
 constexpr const char* kPathToStart = "submit -> kernel start";
@@ -101,14 +104,14 @@ HostFloors measure_floors(int iterations, uint64_t large_bytes, int copy_samples
 struct Target {
   std::string key, detail;
   Device* dev = nullptr;
-  NvDevice* nv = nullptr;  // null on the CPU device
+  std::unique_ptr<CheckedGpu> gpu;  // null on the CPU device
   int samples = 0;         // per row (batches: fewer for the big ones)
   std::string realize_on;  // registry name realize runs on; "" for a device outside the registry
   // A CPU device with a core to spare: the host thread runs on host_cpu, and the ping-pong's partner on the
   // dispatcher's CPU (partner_cpu), so that the floor is a handoff between the same two CPUs as the dispatch.
   // -1: where the scheduler puts them (every CPU has a device thread: the all-core device; a GPU).
   int host_cpu = -1, partner_cpu = -1;
-  // CPU: the stamping kernel's word; NV: a timestamp command right before the kernel, on the device's clock.
+  // CPU: the stamping kernel's word; a GPU: a timestamp command right before the kernel, on the device's clock.
   // The word has a cache line of its own: the dispatcher writes it on every dispatch, and sharing a line with the
   // fields the host reads to submit (dev) made each submit wait for that line, a cost of the benchmark.
   struct alignas(64) {
@@ -116,17 +119,17 @@ struct Target {
   } start_word;
   std::atomic<int64_t>& started = start_word.ns;
   Signal* start_signal = nullptr;
-  std::optional<DeviceKernel> tiny;  // NV: a one-thread kernel (no kernel without a body can be compiled)
-  nv::NvMemory tiny_out{};
+  std::optional<DeviceKernel> tiny;  // a GPU: a one-thread kernel (no kernel without a body can be compiled)
+  CheckedMemory tiny_out{};
   // copies: small host -> device and large host -> device
   void *small_dst = nullptr, *large_dst = nullptr;
   const void *small_src = nullptr, *large_src = nullptr;
   uint64_t large_bytes = 0;
   std::vector<uint8_t> host_small, host_large, host_small_dst, host_large_dst;  // CPU device's copy buffers
-  std::vector<nv::NvMemory> nv_memory;
+  std::vector<CheckedMemory> gpu_memory;
 
   void record_kernel(HWQueue& q, bool stamp) {
-    if (nv == nullptr) {
+    if (gpu == nullptr) {
       if (stamp) q.exec(stamping_kernel, {static_cast<void*>(&started)});
       else q.exec(empty_kernel, std::span<void* const>{}, {});
       return;
@@ -135,18 +138,18 @@ struct Target {
     q.exec(*tiny->program, std::vector<uint64_t>{tiny_out.va}, tiny->grid, tiny->block);
   }
   double start_ns() const {
-    if (nv == nullptr) return static_cast<double>(started.load(std::memory_order_relaxed));
-    return static_cast<double>(nv->host_time_ns(start_signal->timestamp()));  // the GPU's timer by calibration
+    if (gpu == nullptr) return static_cast<double>(started.load(std::memory_order_relaxed));
+    return static_cast<double>(dev->host_time_ns(start_signal->timestamp()));  // the GPU's timer by calibration
   }
   ~Target() {
-    if (nv != nullptr)
-      for (const nv::NvMemory& m : nv_memory) nv->free(m);
+    if (gpu != nullptr)
+      for (const CheckedMemory& m : gpu_memory) gpu->free(m);
   }
 };
 
 void prepare_copies(Target& t, uint64_t large_bytes) {
   t.large_bytes = large_bytes;
-  if (t.nv == nullptr) {
+  if (t.gpu == nullptr) {
     t.host_small.assign(kSmallCopyBytes, 0x3c), t.host_small_dst.assign(kSmallCopyBytes, 0);
     t.host_large.assign(large_bytes, 0x3c), t.host_large_dst.assign(large_bytes, 0);
     t.small_src = t.host_small.data(), t.small_dst = t.host_small_dst.data();
@@ -154,10 +157,10 @@ void prepare_copies(Target& t, uint64_t large_bytes) {
     return;
   }
   // The copy engine from GPU-visible host memory into video memory: what uploading an input costs.
-  nv::NvMemory hs = t.nv->alloc(kSmallCopyBytes, /*system_memory=*/true), ds = t.nv->alloc(kSmallCopyBytes);
-  t.nv_memory.push_back(hs), t.nv_memory.push_back(ds);
-  nv::NvMemory hl = t.nv->alloc(large_bytes, /*system_memory=*/true), dl = t.nv->alloc(large_bytes);
-  t.nv_memory.push_back(hl), t.nv_memory.push_back(dl);
+  CheckedMemory hs = t.gpu->alloc(kSmallCopyBytes, /*host_memory=*/true), ds = t.gpu->alloc(kSmallCopyBytes);
+  t.gpu_memory.push_back(hs), t.gpu_memory.push_back(ds);
+  CheckedMemory hl = t.gpu->alloc(large_bytes, /*host_memory=*/true), dl = t.gpu->alloc(large_bytes);
+  t.gpu_memory.push_back(hl), t.gpu_memory.push_back(dl);
   std::memset(hs.cpu, 0x3c, kSmallCopyBytes), std::memset(hl.cpu, 0x3c, large_bytes);
   t.small_src = reinterpret_cast<const void*>(hs.va), t.small_dst = reinterpret_cast<void*>(ds.va);
   t.large_src = reinterpret_cast<const void*>(hl.va), t.large_dst = reinterpret_cast<void*>(dl.va);
@@ -319,16 +322,18 @@ void measure_device(Target& t, bool full, std::vector<LatencyRow>& rows) {
 
 std::string worker_text(uint32_t workers) { return std::to_string(workers) + (workers == 1 ? " worker" : " workers"); }
 
-void prepare_nv(Target& t, NvDevice& d) {
-  t.dev = &d, t.nv = &d;
-  t.detail = d.arch() + (d.emulated() ? ", emulated (mockgpu)" : ", hardware");
+void prepare_gpu(Target& t, Device& d, const std::string& arch, bool emulated) {
+  t.dev = &d, t.gpu = checked_gpu(d);
+  t.detail = arch + (emulated ? ", emulated (mockgpu)" : ", hardware");
   Tensor y = Tensor::zeros({1}).contiguous().realize();
   t.tiny.emplace(load_device_kernel(d, y.assign(y + 1)));
-  t.tiny_out = d.alloc(256);
-  t.nv_memory.push_back(t.tiny_out);
+  t.tiny_out = t.gpu->alloc(256);
+  t.gpu_memory.push_back(t.tiny_out);
   t.start_signal = &d.new_signal("latency kernel start");
-  d.calibrate_clock();  // afresh, right before the samples that use it
+  t.gpu->calibrate_clock();  // afresh, right before the samples that use it
 }
+void prepare_nv(Target& t, NvDevice& d) { prepare_gpu(t, d, d.arch(), d.emulated()); }
+void prepare_amd(Target& t, AmdDevice& d) { prepare_gpu(t, d, d.arch(), d.emulated()); }
 
 void progress(const LatencyOptions& o, const std::string& device, size_t rows, double s) {
   if (!o.progress) return;
@@ -388,40 +393,62 @@ LatencySection run_latency(const LatencyOptions& options) {
     t.realize_on = "CPU";
     run(t, [] {});
   }
-  // The emulated GPU: the registry's NV under MOCKGPU=1, else one opened on the emulator the program handed in.
+  // Each GPU backend's rows: its emulated GPU (the registry's under MOCKGPU=1, else one opened on the emulator the
+  // program handed in), then the real one when there is one. A GPU without a compiler for its kernels (AMD in a
+  // build without LLVM) is skipped, saying so.
   const bool mock = kernel_interface::mockgpu_requested();
-  if (mock) {
-    auto& d = dynamic_cast<NvDevice&>(device("NV"));
-    Target t;
-    t.key = "NV emulated", t.samples = options.full ? 500 : 50, t.realize_on = "NV";
-    run(t, [&] { prepare_nv(t, d); });
-  } else if (options.emulated_nv_seam) {
-    std::unique_ptr<NvDevice> d = NvDevice::open(options.emulated_nv_seam());
-    {
-      Target t;
-      t.key = "NV emulated", t.samples = options.full ? 500 : 50;
-      run(t, [&] { prepare_nv(t, *d); });
-    }
-    s.skipped.push_back({"NV emulated", std::string(kPathRealize) + ": this emulated GPU is outside the device registry "
-                                                                     "(MOCKGPU=1 puts it there as NV)"});
-  } else {
-    s.skipped.push_back({"NV emulated", "this program installed no emulator"});
-  }
-  if (mock) {
-    s.skipped.push_back({"NV", "MOCKGPU=1: NV is the emulated GPU"});
-  } else {
-    NvDevice* d = nullptr;
+  auto compiles = [&](Device& d, const std::string& key) {
     try {
-      d = &dynamic_cast<NvDevice&>(device("NV"));
+      (void)d.target();
+      return true;
     } catch (const std::exception& e) {
-      s.skipped.push_back({"NV", std::string("no GPU: ") + e.what()});
+      s.skipped.push_back({key, e.what()});
+      return false;
     }
-    if (d != nullptr) {
+  };
+  auto gpu_rows = [&](const std::string& prefix, const EmulatedSeam& emulated_seam,
+                      const std::function<std::unique_ptr<Device>(std::unique_ptr<kernel_interface::SyscallSeam>)>& open,
+                      const std::function<void(Target&, Device&)>& prepare) {
+    const std::string emulated_key = prefix + " emulated";
+    if (mock) {
+      Device& d = device(prefix);
       Target t;
-      t.key = "NV", t.samples = options.full ? 2'000 : 200, t.realize_on = "NV";
-      run(t, [&] { prepare_nv(t, *d); });
+      t.key = emulated_key, t.samples = options.full ? 500 : 50, t.realize_on = prefix;
+      if (compiles(d, emulated_key)) run(t, [&] { prepare(t, d); });
+    } else if (emulated_seam) {
+      std::unique_ptr<Device> d = open(emulated_seam());
+      if (compiles(*d, emulated_key)) {
+        Target t;
+        t.key = emulated_key, t.samples = options.full ? 500 : 50;
+        run(t, [&] { prepare(t, *d); });
+        s.skipped.push_back({emulated_key, std::string(kPathRealize) + ": this emulated GPU is outside the device registry "
+                                                                       "(MOCKGPU=1 puts it there as " + prefix + ")"});
+      }
+    } else {
+      s.skipped.push_back({emulated_key, "this program installed no emulator"});
     }
-  }
+    if (mock) {
+      s.skipped.push_back({prefix, "MOCKGPU=1: " + prefix + " is the emulated GPU"});
+      return;
+    }
+    Device* d = nullptr;
+    try {
+      d = &device(prefix);
+    } catch (const std::exception& e) {
+      s.skipped.push_back({prefix, std::string("no GPU: ") + e.what()});
+    }
+    if (d != nullptr && compiles(*d, prefix)) {
+      Target t;
+      t.key = prefix, t.samples = options.full ? 2'000 : 200, t.realize_on = prefix;
+      run(t, [&] { prepare(t, *d); });
+    }
+  };
+  gpu_rows("NV", options.emulated_nv_seam,
+           [](std::unique_ptr<kernel_interface::SyscallSeam> seam) -> std::unique_ptr<Device> { return NvDevice::open(std::move(seam)); },
+           [](Target& t, Device& d) { prepare_nv(t, dynamic_cast<NvDevice&>(d)); });
+  gpu_rows("AMD", options.emulated_amd_seam,
+           [](std::unique_ptr<kernel_interface::SyscallSeam> seam) -> std::unique_ptr<Device> { return AmdDevice::open(std::move(seam)); },
+           [](Target& t, Device& d) { prepare_amd(t, dynamic_cast<AmdDevice&>(d)); });
   s.wall_s = (monotonic_ns() - t0) / 1e9;
   return s;
 }

@@ -51,7 +51,10 @@ struct LatencyOptions {
   // program links the emulator, this library does not (the runtime links none, mockgpu/install.h). Null: under
   // MOCKGPU=1 the emulated GPU is the registry's NV, else the NV emulated rows are skipped.
   std::function<std::unique_ptr<kernel_interface::SyscallSeam>()> emulated_nv_seam;
+  // The same for the emulated AMD machine (mockgpu/amd) and the "AMD emulated" rows.
+  std::function<std::unique_ptr<kernel_interface::SyscallSeam>()> emulated_amd_seam;
 };
+using EmulatedSeam = std::function<std::unique_ptr<kernel_interface::SyscallSeam>()>;
 
 // Nearest-rank percentile (p in (0, 1]) of ns samples; 0 for none.
 double percentile_of(std::vector<double> samples, double p);

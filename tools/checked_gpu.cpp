@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "hcq/amd/amd_device.h"
-#include "hcq/devices.h"
 #include "hcq/json_text.h"
 #include "hcq/nv/nv_device.h"
 
@@ -113,11 +112,10 @@ class CheckedAmd final : public CheckedGpu {
 
 }  // namespace
 
-std::unique_ptr<CheckedGpu> checked_gpu(const std::string& canonical, const std::string& prefix, int index) {
-  if (prefix == "NV") return std::make_unique<CheckedNv>(dynamic_cast<nv::NvDevice&>(doorbell::device(canonical)), canonical, index);
-  if (prefix == "AMD") return std::make_unique<CheckedAmd>(dynamic_cast<amd::AmdDevice&>(doorbell::device(canonical)), canonical);
-  throw std::invalid_argument("check: --device " + canonical +
-                              " is not checked yet; expected an NV or AMD device (the CPU device is checked by the test suite and `doorbell run`)");
+std::unique_ptr<CheckedGpu> checked_gpu(Device& device, int index) {
+  if (auto* nv = dynamic_cast<nv::NvDevice*>(&device)) return std::make_unique<CheckedNv>(*nv, device.name(), index);
+  if (auto* amd = dynamic_cast<amd::AmdDevice*>(&device)) return std::make_unique<CheckedAmd>(*amd, device.name());
+  throw std::invalid_argument("device " + device.name() + " is not a GPU doorbell can check; expected an NV or AMD device");
 }
 
 }  // namespace doorbell

@@ -32,8 +32,8 @@ class CheckedGpu {
   virtual std::string identity_json() const = 0;
 };
 
-// The adapter for the registered device `canonical` (an NV or AMD device name). Throws std::invalid_argument naming
-// the device when its backend has no adapter.
-std::unique_ptr<CheckedGpu> checked_gpu(const std::string& canonical, const std::string& prefix, int index);
+// The adapter for `device` (an NV or AMD device; `index`: which GPU of its driver, for the model name), which must
+// outlive it. Throws std::invalid_argument naming the device when its backend has no adapter.
+std::unique_ptr<CheckedGpu> checked_gpu(Device& device, int index = 0);
 
 }  // namespace doorbell

@@ -392,7 +392,7 @@ int run_device_check(const std::string& dev, std::FILE* out, const DeviceCheckOp
     throw std::invalid_argument("check: experiments exist for NV devices only (tools/nv_experiments.h), not " + name.canonical());
   if (!options.json_path.empty()) bench::check_json_path(options.json_path);  // before the minutes the check takes
   const std::string canonical = name.canonical();
-  std::unique_ptr<CheckedGpu> gpu = checked_gpu(canonical, name.prefix, name.index);
+  std::unique_ptr<CheckedGpu> gpu = checked_gpu(device(canonical), name.index);
   CheckedGpu& g = *gpu;
   std::fprintf(out, "device: %s\n", g.describe().c_str());
   Checker c{out, 0, 0, {}};

@@ -17,6 +17,7 @@
 #include "kernel-interface/pci/pci_summary.h"
 #include "mockgpu/install.h"
 #include "hcq/trace.h"
+#include "mockgpu/amd/mock_amd_seam.h"
 #include "mockgpu/nv/mock_nv_seam.h"
 #include "tools/bench_plots.h"
 #include "tools/bench_suite.h"
@@ -74,6 +75,9 @@ int run_bench(bool full, const std::string& json_path, bool latency_only = false
   // The latency section's "NV emulated" rows without MOCKGPU=1: the emulator this program links (its default machine,
   // one H200), for the bench library links none.
   options.latency.emulated_nv_seam = [] { return std::make_unique<doorbell::mockgpu::nv::MockNvSeam>(); };
+  options.latency.emulated_amd_seam = [] {
+    return std::make_unique<doorbell::mockgpu::amd::MockAmdSeam>(doorbell::mockgpu::amd_machine_options(1));
+  };
   doorbell::bench::SuiteResult result = doorbell::bench::run_suite(options);
   doorbell::bench::print_suite_table(result, stdout);
   if (!json_path.empty()) {

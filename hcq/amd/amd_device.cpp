@@ -23,10 +23,11 @@ constexpr uint64_t kSignalSlot = 16;                // value, timestamp
 constexpr uint64_t kSignalPoolBytes = 64 * 1024;    // 4096 signals
 constexpr uint64_t kIbRingBytes = 4 << 20;          // per queue
 constexpr uint64_t kKernargRingBytes = 16 << 20;
-// A submission's ring slot. PM4: INDIRECT_BUFFER (4) + RELEASE_MEM (8) + a 4-dword NOP = 16 dwords, so no packet
-// straddles the ring's end (its size is a power of two). SDMA: 2 NOPs, INDIRECT (6: it must end on an 8-dword
-// boundary, firmware-notes/amd-sdma.md), two FENCEs (4 each), TRAP (2), 14 NOPs = 32 dwords.
-constexpr uint32_t kPm4SlotDwords = 16, kSdmaSlotDwords = 32;
+// A submission's ring slot. PM4: INDIRECT_BUFFER (4) + RELEASE_MEM of the progress value (8) + RELEASE_MEM of the
+// event mailbox with the interrupt (8) + a 12-dword NOP = 32 dwords, so no packet straddles the ring's end (its size is
+// a power of two). SDMA: 2 NOPs, INDIRECT (6: it must end on an 8-dword boundary, firmware-notes/amd-sdma.md), two
+// FENCEs of the progress value and one of the mailbox (4 each), TRAP (2), 10 NOPs = 32 dwords.
+constexpr uint32_t kPm4SlotDwords = 32, kSdmaSlotDwords = 32;
 // SDMA IBs are padded to a multiple of 8 dwords (the kernel's pad_ib; firmware-notes/amd-sdma.md).
 constexpr size_t kSdmaIbGranule = 8;
 // WAIT_REG_MEM / POLL_REGMEM function 5: (mem & mask) >= reference (firmware-notes/amd-pm4.md).
@@ -415,7 +416,7 @@ size_t AmdDevice::command_dwords(const Command& c, const QueueState& q) const {
       return sdma_copy_dwords(ip(), c.bytes);
     case CommandKind::kSignal:
       signal_address(c);
-      return q.pm4 ? 2 * kReleaseMemDwords : kSdmaTimestampDwords + 2 * kSdmaFenceDwords + kSdmaTrapDwords;
+      return q.pm4 ? 3 * kReleaseMemDwords : kSdmaTimestampDwords + 3 * kSdmaFenceDwords + kSdmaTrapDwords;
     case CommandKind::kWait:
       signal_address(c);
       // POLL_REGMEM compares one 32-bit word (firmware-notes/amd-sdma.md). A target whose low word is 0 is exact on
@@ -480,14 +481,17 @@ void AmdDevice::encode_command(CmdStream& s, const Command& c, std::span<void* c
       break;
     case CommandKind::kSignal: {
       const uint64_t at = signal_address(c);
-      if (q.pm4) {  // the timestamp, then the value with the interrupt that wakes host waiters
+      // The timestamp, the value, then the event's mailbox with the interrupt that wakes host waiters (the KFD fires
+      // the event only when its mailbox was written).
+      if (q.pm4) {
         write_release_mem(s, gfx, ReleaseData::kTimestamp64, at + 8, 0);
-        write_release_mem(s, gfx, ReleaseData::kValue64, at, c.value, ReleaseInterrupt::kAfterWriteConfirm, session_->signal_event_id());
+        write_release_mem(s, gfx, ReleaseData::kValue64, at, c.value);
+        write_event_interrupt(s, q);
       } else {  // a 64-bit value is two 32-bit fences, the high word first (firmware-notes/amd-sdma.md)
         write_sdma_timestamp(s, at + 8);
         write_sdma_fence(s, gfx, at + 4, static_cast<uint32_t>(c.value >> 32));
         write_sdma_fence(s, gfx, at, static_cast<uint32_t>(c.value));
-        write_sdma_trap(s, session_->signal_event_id());
+        write_event_interrupt(s, q);
       }
       break;
     }
@@ -521,6 +525,16 @@ void AmdDevice::encode(CmdStream& s, std::span<const Command> commands, std::spa
   if (!q.pm4) write_sdma_nops(s, round_up(s.size(), kSdmaIbGranule) - s.size());
 }
 
+void AmdDevice::write_event_interrupt(CmdStream& s, const QueueState& q) const {
+  const uint32_t event = session_->signal_event_id();
+  if (q.pm4) {
+    write_release_mem(s, ip(), ReleaseData::kLow32, session_->signal_event_mailbox(), event, ReleaseInterrupt::kAfterWriteConfirm, event);
+  } else {
+    write_sdma_fence(s, ip(), session_->signal_event_mailbox(), event);
+    write_sdma_trap(s, event);
+  }
+}
+
 void AmdDevice::kick(QueueState& q, uint64_t ib_va, uint32_t ib_dwords) {
   const uint64_t count = q.submissions + 1;
   // The slot of submission `count` was last used by submission count - slots, whose progress release is not its last
@@ -531,19 +545,19 @@ void AmdDevice::kick(QueueState& q, uint64_t ib_va, uint32_t ib_dwords) {
   const uint64_t slot = (count - 1) % q.slots;
   CmdStream s(std::span<uint32_t>(reinterpret_cast<uint32_t*>(uq.ring.cpu) + slot * q.slot_dwords, q.slot_dwords));
   const uint64_t progress = q.progress->device_address();
-  const uint32_t event = session_->signal_event_id();
   if (q.pm4) {
     if (ib_dwords != 0) write_indirect_buffer(s, ib_va, ib_dwords);
     else write_pm4_nop(s, kIndirectBufferDwords);
-    write_release_mem(s, ip(), ReleaseData::kValue64, progress, count, ReleaseInterrupt::kAfterWriteConfirm, event);
-    write_pm4_nop(s, kPm4SlotDwords - kIndirectBufferDwords - kReleaseMemDwords);
+    write_release_mem(s, ip(), ReleaseData::kValue64, progress, count);
+    write_event_interrupt(s, q);
+    write_pm4_nop(s, kPm4SlotDwords - kIndirectBufferDwords - 2 * kReleaseMemDwords);
   } else {
     write_sdma_nops(s, 2);
     if (ib_dwords != 0) write_sdma_indirect(s, ib_va, ib_dwords);
     else write_sdma_nops(s, kSdmaIndirectDwords);
     write_sdma_fence(s, ip(), progress + 4, static_cast<uint32_t>(count >> 32));
     write_sdma_fence(s, ip(), progress, static_cast<uint32_t>(count));
-    write_sdma_trap(s, event);
+    write_event_interrupt(s, q);
     write_sdma_nops(s, kSdmaSlotDwords - s.size());
   }
   if (s.size() != q.slot_dwords)

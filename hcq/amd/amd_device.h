@@ -141,6 +141,8 @@ class AmdDevice final : public Device {
   // Puts one ring slot on `q` that runs `ib_dwords` at `ib_va` (none: 0) and releases the progress signal; rings the
   // doorbell. submit_mutex_ held.
   void kick(QueueState& q, uint64_t ib_va, uint32_t ib_dwords);
+  // The event mailbox write and the interrupt after it that wake host waiters (AmdSession::signal_event_mailbox).
+  void write_event_interrupt(CmdStream& s, const QueueState& q) const;
 
   std::unique_ptr<kernel_interface::SyscallSeam> seam_;
   std::unique_ptr<AmdSession> session_;

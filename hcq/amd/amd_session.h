@@ -74,8 +74,11 @@ class AmdSession {
   // Destroys both queues (the engines stop: work not done is abandoned); memory stays. The destructor does it first.
   void destroy_queues();
 
-  // The signal event the queues' interrupts carry as their context id.
+  // The signal event the queues' interrupts carry as their context id, and its mailbox: the event page's slot the
+  // queue writes (anything but all-ones) before the interrupt, for the KFD fires a signal event only when its slot
+  // was written (kfd_events.c kfd_signal_event_interrupt; firmware-notes/amd-hcq.md §1).
   uint32_t signal_event_id() const { return signal_event_.event_id; }
+  uint64_t signal_event_mailbox() const { return event_page_.va + 8ull * signal_event_.slot; }
   // Sleeps until a queue raises the signal event's interrupt, or `timeout_ms` passed.
   void wait_signal_event(uint32_t timeout_ms);
   // The memory fault the KFD reported for this process, if any (polls the MEMORY event without waiting).

@@ -122,7 +122,7 @@ TEST(AmdBoundQueue, BoundMemoryOfAQueueBoundElsewhereIsRefused) {
   Signal& s = a->new_signal("s");
   HWQueue q;
   q.signal(s, 1).bind(*a);
-  EXPECT_EQ(a->bound_memory(*q.bound_queue()).dwords, 16u) << "two RELEASE_MEMs of 8 dwords";
+  EXPECT_EQ(a->bound_memory(*q.bound_queue()).dwords, 24u) << "three RELEASE_MEMs of 8 dwords: timestamp, value, event mailbox";
   EXPECT_THROW(b->bound_memory(*q.bound_queue()), std::invalid_argument);
   EXPECT_THROW(q.submit(*b), std::invalid_argument);
 }

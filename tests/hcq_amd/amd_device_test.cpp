@@ -121,6 +121,36 @@ TEST(AmdDevice, SignalWrittenByTheQueueReachesTheHostWithItsTimestamp) {
   EXPECT_LE(d.host_time_ns(s.timestamp()), after + clock.uncertainty_ns);
 }
 
+// A host waiter sleeps on the KFD's signal event (Signal's interrupt wait), and the KFD fires a signal event only when
+// the queue wrote its mailbox slot before the interrupt (kfd_events.c): a queue's signal must do both, on the compute
+// queue and on the copy queue, or every sleeping waiter wakes only when its sleep times out.
+TEST(AmdDevice, ASignalFromEitherQueueFiresTheKfdEventHostWaitersSleepOn) {
+  AmdDevice& d = device();
+  Signal& s = d.new_signal("wakes");
+  Signal& drained = d.new_signal("drained");
+  HWQueue().signal(drained, 1).submit(d);
+  drained.wait(1);
+  // Consume whatever the submissions so far fired, then one signal from each queue.
+  kfd_event_data e{};
+  e.event_id = d.session().signal_event_id();
+  d.session().kfd().wait_events(std::span<kfd_event_data>(&e, 1), false, 0);
+  for (bool copy_queue : {false, true}) {
+    HWQueue q;
+    if (copy_queue) {
+      AmdMemory m = d.alloc(64);
+      q.copy(reinterpret_cast<void*>(m.va + 32), reinterpret_cast<const void*>(m.va), 16);
+    }
+    const uint64_t v = s.value() + 1;
+    q.signal(s, v).submit(d);
+    while (s.value() < v) std::this_thread::yield();  // polling: nothing here consumes the event
+    e = kfd_event_data{};
+    e.event_id = d.session().signal_event_id();
+    EXPECT_EQ(d.session().kfd().wait_events(std::span<kfd_event_data>(&e, 1), false, 5000),
+              kernel_interface::amd::KfdWaitResult::kComplete)
+        << (copy_queue ? "the copy queue's" : "the compute queue's") << " signal fired no event";
+  }
+}
+
 TEST(AmdDevice, AQueueWaitsUntilTheHostSetsTheSignalLater) {
   AmdDevice& d = device();
   Signal& gate = d.new_signal("gate");
