@@ -332,7 +332,8 @@ Rdna3Inst decode_rdna3(const uint32_t* words, std::size_t available) {
     check_op(in.format);
     w1 = r.need(1, in.format, "the second FLAT dword (registers)");
     n = 2;
-    in.offset = sext(bits(w, 12, 0), 13);
+    // GLOBAL/SCRATCH offsets are signed 13 bits; LLVM 19 reads a FLAT (segment 0) offset as unsigned.
+    in.offset = seg == 0 ? static_cast<int32_t>(bits(w, 12, 0)) : sext(bits(w, 12, 0), 13);
     in.dlc = bits(w, 13, 13);
     in.glc = bits(w, 14, 14);
     in.slc = bits(w, 15, 15);

@@ -59,12 +59,28 @@ DOORBELL_RDNA3_TEXT_TABLE(mubuf_text, DOORBELL_RDNA3_MUBUF_TEXT)
 #undef DOORBELL_RDNA3_TEXT_TABLE
 #undef DOORBELL_RDNA3_ADD_TEXT
 
+// The VOP3 modifier bits LLVM prints per opcode (rdna3_operands.h DOORBELL_RDNA3_VOP3_MODS); 255 = every set bit.
+struct Vop3Mods {
+  uint8_t opsel = 255, abs = 255, neg = 255;
+};
+Vop3Mods vop3_mods(uint16_t op) {
+  static const std::vector<Vop3Mods> table = [] {
+    std::vector<Vop3Mods> t(1024);
+#define DOORBELL_RDNA3_ADD_MODS(OP, OPSEL, ABS, NEG) t[OP] = {OPSEL, ABS, NEG};
+    DOORBELL_RDNA3_VOP3_MODS(DOORBELL_RDNA3_ADD_MODS)
+#undef DOORBELL_RDNA3_ADD_MODS
+    return t;
+  }();
+  return op < table.size() ? table[op] : Vop3Mods{};
+}
+
 std::string fmt(const char* f, long long v) {
   char buf[48];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
 }
 std::string hex(uint64_t v) { return fmt("0x%llx", static_cast<long long>(v)); }
+std::string signed_hex(int64_t v) { return v < 0 ? "-" + hex(static_cast<uint64_t>(-v)) : hex(static_cast<uint64_t>(v)); }
 
 // A register range: "v7" / "v[6:7]", "s3" / "s[2:3]", "ttmp4" / "ttmp[4:5]".
 std::string range(const char* prefix, unsigned first, unsigned dwords) {
@@ -74,10 +90,44 @@ std::string range(const char* prefix, unsigned first, unsigned dwords) {
 
 std::string vgpr(unsigned n, unsigned dwords) { return range("v", n, dwords); }
 
+// A 32-bit literal whose value is an inline constant prints as that constant (LLVM's printImmediate32): -16..64 and
+// the float bit patterns of 0.5, 1.0, 2.0, 4.0 (either sign) and 1/(2*pi).
+std::string literal32(uint32_t v) {
+  const int32_t i = static_cast<int32_t>(v);
+  if (i >= -16 && i <= 64) return std::to_string(i);
+  switch (v) {
+    case 0x3F000000: return "0.5";
+    case 0xBF000000: return "-0.5";
+    case 0x3F800000: return "1.0";
+    case 0xBF800000: return "-1.0";
+    case 0x40000000: return "2.0";
+    case 0xC0000000: return "-2.0";
+    case 0x40800000: return "4.0";
+    case 0xC0800000: return "-4.0";
+    case 0x3E22F983: return "0.15915494";
+    default: return hex(v);
+  }
+}
+
+// Whether the operands of `mnemonic` are 32-bit values for literal printing: its last type token (the source type
+// of a conversion) is not a 16- or 64-bit type.
+bool literal_is_32bit(const char* mnemonic) {
+  std::string m = mnemonic;
+  if (m.size() > 4 && (m.compare(m.size() - 4, 4, "_e32") == 0 || m.compare(m.size() - 4, 4, "_e64") == 0)) m.resize(m.size() - 4);
+  const std::string last = m.substr(m.rfind('_') + 1);
+  return last.find("16") == std::string::npos && last.find("64") == std::string::npos;
+}
+
 // An operand code (rdna3_inst.h) as LLVM prints it; `dwords` is the operand's width (64-bit pairs print as ranges).
-std::string operand_text(uint16_t code, unsigned dwords, const Rdna3Inst& in) {
-  if (code <= 105) return range("s", code, dwords);
-  if (code >= 108 && code <= 123) return range("ttmp", code - 108, dwords);
+// `inline_literal`: a literal equal to an inline constant prints as the constant (32-bit operands).
+// An SGPR range starts at an even register (pairs) or a multiple of 4 (wider): LLVM's disassembler drops the low
+// bits of a misaligned field, and so does this printer.
+unsigned sgpr_aligned(unsigned first, unsigned dwords) { return dwords >= 4 ? first & ~3u : dwords == 2 ? first & ~1u : first; }
+
+std::string operand_text(uint16_t code, unsigned dwords, const Rdna3Inst& in, bool inline_literal = false) {
+  if (code == operand::kLiteral && inline_literal && dwords == 1) return literal32(in.literal);
+  if (code <= 105) return range("s", sgpr_aligned(code, dwords), dwords);
+  if (code >= 108 && code <= 123) return range("ttmp", sgpr_aligned(code - 108, dwords), dwords);
   if (code >= operand::kVgpr0) return vgpr(code - operand::kVgpr0, dwords);
   if (code >= operand::kIntZero && code <= operand::kIntMax) return std::to_string(code - operand::kIntZero);
   if (code >= operand::kIntNegMin && code <= operand::kIntNegMax) return std::to_string(192 - static_cast<int>(code));
@@ -141,13 +191,21 @@ std::string fill(const char* tp, Field&& field) {
 }
 
 // VALU source with VOP3/VOP3P modifiers: -x, |x|, -|x|.
-std::string valu_source(const Rdna3Inst& in, int i, unsigned width, bool modifiers) {
-  std::string s = operand_text(in.src[i], width, in);
+std::string valu_source(const Rdna3Inst& in, int i, unsigned width, bool modifiers, bool inline_literal) {
+  std::string s = operand_text(in.src[i], width, in, inline_literal);
   if (in.format == Rdna3Format::VOP3 && modifiers) {
-    if ((in.abs >> i) & 1) s = "|" + s + "|";
-    if ((in.neg >> i) & 1) s = "-" + s;
+    const Vop3Mods m = vop3_mods(in.op);
+    if (((in.abs & m.abs) >> i) & 1) s = "|" + s + "|";
+    if (((in.neg & m.neg) >> i) & 1) s = "-" + s;
   }
   return s;
+}
+
+// v_mov_b16_e32's true16 registers: VGPR field bit 7 selects the high half.
+std::string true16(uint16_t code, const Rdna3Inst& in) {
+  if (code < operand::kVgpr0) return operand_text(code, 1, in);
+  const unsigned n = code - operand::kVgpr0;
+  return "v" + std::to_string(n & 127) + ((n & 128) ? ".h" : ".l");
 }
 
 std::string unknown_text(const Rdna3Inst& in) {
@@ -226,14 +284,17 @@ std::string valu(const Rdna3Inst& in) {
     mnemonic += "_dpp";
   }
   const bool mods = in.format == Rdna3Format::VOP3;
+  const bool lit32 = literal_is_32bit(t.mnemonic);
   std::string ops = fill(t.operands, [&](char letter, unsigned w) -> std::string {
     switch (letter) {
       case 'd': return vgpr(in.vdst, w);
+      case 'D': return true16(static_cast<uint16_t>(operand::kVgpr0 + in.vdst), in);
+      case 'T': return true16(shown.src[0], in);
       case 's': return operand_text(in.format == Rdna3Format::VOP3 ? in.sdst : in.vdst, w, in);
       case 'c': return operand_text(in.sdst, w, in);
-      case '0': return valu_source(shown, 0, w, mods);
-      case '1': return valu_source(shown, 1, w, mods);
-      case '2': return valu_source(shown, 2, w, mods);
+      case '0': return valu_source(shown, 0, w, mods, lit32);
+      case '1': return valu_source(shown, 1, w, mods, lit32);
+      case '2': return valu_source(shown, 2, w, mods, lit32);
       case 'K': return hex(in.literal);
       default: return std::string("{") + letter + "}";
     }
@@ -241,7 +302,8 @@ std::string valu(const Rdna3Inst& in) {
   std::string s = mnemonic + (ops.empty() ? "" : " " + ops);
   const int nsrc = count_sources(t.operands);
   if (in.format == Rdna3Format::VOP3) {
-    if (in.opsel) s += " op_sel:" + bit_list((in.opsel & ((1u << nsrc) - 1)) | ((in.opsel >> 3) & 1) << nsrc, nsrc + 1);
+    const unsigned opsel = in.opsel & vop3_mods(in.op).opsel;
+    if (opsel) s += " op_sel:" + bit_list((opsel & ((1u << nsrc) - 1)) | ((opsel >> 3) & 1) << nsrc, nsrc + 1);
     if (in.clamp) s += " clamp";
     if (in.omod) s += in.omod == 1 ? " mul:2" : in.omod == 2 ? " mul:4" : " div:2";
   } else if (in.format == Rdna3Format::VOP3P) {
@@ -259,7 +321,7 @@ std::string valu(const Rdna3Inst& in) {
 
 std::string vopd(const Rdna3Inst& in) {
   auto half = [&](const char* name, uint16_t op, uint16_t vdst, uint16_t src0, uint16_t vsrc1) {
-    std::string s = std::string(name) + " " + vgpr(vdst, 1) + ", " + operand_text(src0, 1, in);
+    std::string s = std::string(name) + " " + vgpr(vdst, 1) + ", " + operand_text(src0, 1, in, true);
     if (op == 8) return s;  // v_dual_mov_b32: one source
     if (op == 2) return s + ", " + hex(in.literal) + ", " + operand_text(vsrc1, 1, in);  // fmamk: K before vsrc1
     s += ", " + operand_text(vsrc1, 1, in);
@@ -295,8 +357,8 @@ std::string scalar(const Rdna3Inst& in) {
   std::string ops = fill(t.operands, [&](char letter, unsigned w) -> std::string {
     switch (letter) {
       case 'd': return operand_text(in.sdst, w, in);
-      case '0': return operand_text(in.ssrc0, w, in);
-      case '1': return operand_text(in.ssrc1, w, in);
+      case '0': return operand_text(in.ssrc0, w, in, true);
+      case '1': return operand_text(in.ssrc1, w, in, true);
       case 'i': return hex(imm);
       case 'I': return std::to_string(imm);
       case 'h': return hwreg_text(imm);
@@ -383,10 +445,10 @@ std::string smem(const Rdna3Inst& in) {
     switch (letter) {
       case 'd': return operand_text(in.sdst, w, in);
       case 'P': return std::to_string(in.sdst);
-      case 'b': return range("s", in.sbase, w);
+      case 'b': return range("s", sgpr_aligned(in.sbase, w), w);
       case 'o':
-        if (in.soffset == operand::kNull) return in.offset ? hex(static_cast<uint32_t>(in.offset) & 0x1fffff) : "null";
-        return operand_text(in.soffset, 1, in) + (in.offset ? " offset:" + hex(static_cast<uint32_t>(in.offset) & 0x1fffff) : "");
+        if (in.soffset == operand::kNull) return in.offset ? signed_hex(in.offset) : "null";
+        return operand_text(in.soffset, 1, in) + (in.offset ? " offset:" + signed_hex(in.offset) : "");
       default: return std::string("{") + letter + "}";
     }
   });

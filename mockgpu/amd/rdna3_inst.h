@@ -55,9 +55,9 @@ struct Rdna3Inst {
   // Memory; register fields are plain VGPR indices (n, not 256+n). DS: addr (VGPR), data0, data1 (VGPRs), vdst,
   // offset0/offset1 (the two 8-bit offsets; a single-address op uses offset = offset0 | offset1 << 8 as its 16-bit
   // offset), gds. FLAT/GLOBAL/SCRATCH: addr (VGPR), data0 (store data), vdst, saddr (operand code; kNull = off/no
-  // scalar base), offset (signed 13 bits), glc, slc, dlc, sve (scratch). MUBUF: vaddr = addr, vdata = data0 (and
-  // vdst for loads), srsrc (SGPR index, multiple of 4), soffset (operand code), offset (12 bits), offen, idxen, tfe,
-  // glc, slc, dlc.
+  // scalar base), offset (13 bits: signed for GLOBAL/SCRATCH, unsigned for FLAT), glc, slc, dlc, sve (scratch).
+  // MUBUF: vaddr = addr, vdata = data0 (and vdst for loads), srsrc (SGPR index, multiple of 4), soffset (operand
+  // code), offset (12 bits), offen, idxen, tfe, glc, slc, dlc.
   uint16_t addr = 0, data0 = 0, data1 = 0, saddr = operand::kNull, srsrc = 0;
   int32_t offset = 0;
   uint8_t offset0 = 0, offset1 = 0;

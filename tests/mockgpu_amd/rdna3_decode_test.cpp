@@ -232,6 +232,25 @@ TEST(Rdna3Decode, ADpp16SourceKeepsItsControlWord) {
   EXPECT_EQ(in.words, 2);
 }
 
+// Printing rules LLVM applies to encodings its compiler does not emit, found by disassembling random encodings with
+// llvm-mc-19 (the words below; the text is llvm-mc's): a literal equal to an inline constant prints as the constant,
+// FLAT offsets are unsigned, SMEM offsets signed, VOP3 op_sel/abs/neg bits an opcode does not take are not printed,
+// v_mov_b16_e32 names true16 halves, a misaligned SGPR pair prints aligned.
+TEST(Rdna3Disassemble, FollowsLlvmOnEncodingsTheCompilerDoesNotEmit) {
+  const std::vector<Case> c{
+      {{0x7E2E02FF, 0xFFFFFFF0}, "v_mov_b32_e32 v23, -16"},
+      {{0xDC505FF8, 0x097C0C11}, "flat_load_b32 v9, v[17:18] offset:8184 glc"},
+      {{0xF4000304, 0x0A1FFFF0}, "s_load_b32 s12, s[8:9], s5 offset:-0x10"},
+      {{0xD6270821, 0x040A0E81}, "v_div_fixup_f32 v33, 1, v7, v2"},
+      {{0x7E16380A}, "v_mov_b16_e32 v11.l, s10"},
+      {{0xD64E0021, 0x21A81C96}, "v_max3_u16 v33, 22, s14, vcc_lo"},
+      {{0xBE95017E}, "s_mov_b64 s[20:21], exec"},
+  };
+  for (const Case& x : c) EXPECT_EQ(disassemble_rdna3(decode(x.words)), x.asm_text);
+  EXPECT_EQ(decode({0xDC505FF8, 0x097C0C11}).offset, 8184);
+  EXPECT_EQ(decode({0xF4000304, 0x0A1FFFF0}).offset, -16);
+}
+
 std::string error_of(const std::vector<uint32_t>& w) {
   try {
     decode(w);
