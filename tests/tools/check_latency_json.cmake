@@ -4,7 +4,7 @@
 #   cmake -DREPORT=<json> [-DDOORBELL=<doorbell binary>] [-DDEVICES=<list>] [-DREALIZE_DEVICES=<list>]
 #         -P check_latency_json.cmake
 # With DOORBELL it first runs `doorbell bench --latency --json REPORT` and requires exit code 0. DEVICES (default:
-# the two CPU devices and the emulated GPU) must each have every row; REALIZE_DEVICES (default: CPU all cores) also
+# the two CPU devices and the emulated NV GPU) must each have every row; REALIZE_DEVICES (default: CPU all cores) also
 # the realize and Jit replay rows. Prints one line per problem and fails when there is any.
 cmake_minimum_required(VERSION 3.19)
 
@@ -84,7 +84,10 @@ if(row_count GREATER 0)
       endif()
     endforeach()
     if(figures_ok)
-      if(NOT p50_ns GREATER 0)
+      # A GPU's start is its own timer's stamp put on the host's clock by a calibration whose error bound grows with
+      # the machine's load: there the difference may come out slightly negative (a figure, not a failure).
+      string(JSON path_name ERROR_VARIABLE error GET "${row}" path)
+      if(NOT p50_ns GREATER 0 AND NOT (path_name STREQUAL "submit -> kernel start" AND NOT where MATCHES "^CPU"))
         problem("${where}: p50 ${p50_ns}, expected > 0")
       endif()
       if(p90_ns LESS p50_ns OR p99_ns LESS p90_ns OR max_ns LESS p99_ns)
