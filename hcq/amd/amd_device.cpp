@@ -60,29 +60,15 @@ void write_pm4_nop(CmdStream& s, uint32_t dwords) {  // a NOP packet of `dwords`
 
 }  // namespace
 
-AmdUploadRing::Piece AmdUploadRing::take(uint64_t bytes, uint64_t align, const std::function<void(uint64_t)>& wait) {
-  const uint64_t size = memory_.size;
-  if (bytes > size) throw std::invalid_argument("AMD: " + std::to_string(bytes) + " bytes do not fit the " + what_ + " of " + std::to_string(size));
-  uint64_t pos = round_up(head_, align);
-  if (pos / size != (pos + bytes - 1) / size) pos = round_up(pos, size);  // never straddle the end
-  while (pos + bytes > completed_end_ + size) {
-    if (pending_.empty()) throw std::logic_error("AMD: the " + what_ + " is full of the submission being recorded");
-    wait(pending_.front().second);
-    completed_end_ = pending_.front().first;
-    pending_.pop_front();
-  }
-  head_ = pos + bytes;
-  return {memory_.cpu + pos % size, memory_.va + pos % size};
-}
-
 struct AmdDevice::QueueState {
   AmdUserQueue* queue = nullptr;
   std::string name;
   bool pm4 = true;
   AmdMemory ib_memory{};
-  std::optional<AmdUploadRing> ibs;
+  std::optional<UploadRing> ibs;
   Signal* progress = nullptr;
   std::atomic<uint64_t> submissions{0};
+  uint64_t base = 0;  // submissions made before the queue was last rebuilt: its write pointer counts from there
   uint32_t slot_dwords = 0;
   uint64_t slots = 0;
 };
@@ -111,7 +97,7 @@ AmdDevice::AmdDevice(std::unique_ptr<kernel_interface::SyscallSeam> seam, int gp
   ns_per_tick_den_ = khz / g;
   signal_pool_ = session_->alloc(kSignalPoolBytes, AmdDomain::kGttUncached);
   kernarg_memory_ = session_->alloc(kKernargRingBytes, AmdDomain::kGttUncached);
-  kernargs_.emplace(kernarg_memory_, "kernel argument ring");
+  kernargs_.emplace(kernarg_memory_.cpu, kernarg_memory_.va, kernarg_memory_.size, "AMD: the kernel argument ring");
   create_timeline_signal();
   auto make = [&](AmdUserQueue& uq, const char* name, bool pm4) {
     auto q = std::make_unique<QueueState>();
@@ -119,7 +105,7 @@ AmdDevice::AmdDevice(std::unique_ptr<kernel_interface::SyscallSeam> seam, int gp
     q->name = name;
     q->pm4 = pm4;
     q->ib_memory = session_->alloc(kIbRingBytes, AmdDomain::kGttUncached);
-    q->ibs.emplace(q->ib_memory, std::string(name) + " IB ring");
+    q->ibs.emplace(q->ib_memory.cpu, q->ib_memory.va, q->ib_memory.size, "AMD: the " + std::string(name) + " IB ring");
     q->progress = &new_signal(std::string(name) + " progress");
     q->slot_dwords = pm4 ? kPm4SlotDwords : kSdmaSlotDwords;
     q->slots = uq.ring.size / (4 * q->slot_dwords);
@@ -450,7 +436,7 @@ void AmdDevice::encode_command(CmdStream& s, const Command& c, std::span<void* c
   switch (c.kind) {
     case CommandKind::kExec: {
       const AmdProgram& p = exec_program(c);
-      const AmdUploadRing::Piece piece = take(p.kernarg_bytes, std::max<uint32_t>(64, p.kernarg_alignment));
+      const UploadRing::Piece piece = take(p.kernarg_bytes, std::max<uint32_t>(64, p.kernarg_alignment));
       std::memset(piece.cpu, 0, p.kernarg_bytes);
       for (uint32_t i = 0; i < c.buffers_count + c.scalars_count; i++) {
         const AmdKernelArg& a = p.explicit_args[i];
@@ -542,7 +528,7 @@ void AmdDevice::kick(QueueState& q, uint64_t ib_va, uint32_t ib_dwords) {
   // next submission released too, the engine has left the slot: the ring holds slots - 1 submissions in flight.
   if (count + 1 > q.slots) q.progress->wait(count + 1 - q.slots);
   AmdUserQueue& uq = *q.queue;
-  const uint64_t slot = (count - 1) % q.slots;
+  const uint64_t slot = (count - q.base - 1) % q.slots;
   CmdStream s(std::span<uint32_t>(reinterpret_cast<uint32_t*>(uq.ring.cpu) + slot * q.slot_dwords, q.slot_dwords));
   const uint64_t progress = q.progress->device_address();
   if (q.pm4) {
@@ -566,15 +552,34 @@ void AmdDevice::kick(QueueState& q, uint64_t ib_va, uint32_t ib_dwords) {
   q.submissions = count;
   // The write pointer counts dwords on a PM4 queue and bytes on an SDMA queue, and only grows
   // (firmware-notes/amd-hcq.md §1). The IB and the slot before *wptr, *wptr before the doorbell.
-  const uint64_t wptr = count * q.slot_dwords * (q.pm4 ? 1 : 4);
+  const uint64_t wptr = (count - q.base) * q.slot_dwords * (q.pm4 ? 1 : 4);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(uq.wptr)).store(wptr, std::memory_order_release);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(uq.doorbell)).store(wptr, std::memory_order_release);
 }
 
+void AmdDevice::recover_if_faulted_locked() {
+  {
+    std::lock_guard lock(fault_mutex_);
+    if (first_fault_.empty()) return;
+  }
+  session_->rebuild_after_fault();
+  for (QueueState* q : {compute_.get(), copy_.get()}) {
+    q->base = q->submissions;
+    q->slots = q->queue->ring.size / (4 * q->slot_dwords);
+    // What was queued before the fault is abandoned: counted as done, so the ring pieces and retired memory it held
+    // are reused and freed, and a bound queue may be patched again.
+    if (q->progress->value() < q->submissions) q->progress->set(q->submissions);
+  }
+  std::lock_guard lock(fault_mutex_);
+  recovered_faults_++;
+  first_fault_.clear();
+}
+
 void AmdDevice::submit(const HWQueue& queue) {
   std::lock_guard lock(submit_mutex_);
+  recover_if_faulted_locked();
   QueueState& q = queue_for(queue.commands());
   const size_t dwords = encoded_dwords(queue.commands(), q);
   auto wait = [&q](uint64_t count) { q.progress->wait(count); };
@@ -583,7 +588,7 @@ void AmdDevice::submit(const HWQueue& queue) {
   };
   uint64_t ib_va = 0;
   if (dwords != 0) {
-    const AmdUploadRing::Piece piece = q.ibs->take(dwords * 4, 256, wait);
+    const UploadRing::Piece piece = q.ibs->take(dwords * 4, 256, wait);
     CmdStream s(std::span<uint32_t>(reinterpret_cast<uint32_t*>(piece.cpu), dwords));
     encode(s, queue.commands(), queue.buffers(), queue.scalars(), q, take, nullptr, nullptr);
     if (s.size() != dwords)
@@ -695,6 +700,7 @@ struct AmdBoundQueue : BoundQueue {
 
 std::shared_ptr<BoundQueue> AmdDevice::bind(const HWQueue& queue) {
   std::lock_guard lock(submit_mutex_);
+  recover_if_faulted_locked();
   auto b = std::make_shared<AmdBoundQueue>();
   b->device = this;
   b->device_life = life();
@@ -719,7 +725,7 @@ std::shared_ptr<BoundQueue> AmdDevice::bind(const HWQueue& queue) {
   AmdBoundQueue* raw = b.get();
   b->reencode = [this, q, raw](const Command& c) {
     CmdStream s(command_dwords(c, *q));
-    encode_command(s, c, raw->buffers, raw->scalars, *q, [](uint64_t, uint64_t) -> AmdUploadRing::Piece {
+    encode_command(s, c, raw->buffers, raw->scalars, *q, [](uint64_t, uint64_t) -> UploadRing::Piece {
       throw std::logic_error("AMD: a bound queue's patch re-encoded an exec");
     }, nullptr);
     return std::vector<uint32_t>(s.words().begin(), s.words().end());
@@ -728,7 +734,7 @@ std::shared_ptr<BoundQueue> AmdDevice::bind(const HWQueue& queue) {
     uint64_t used = 0;
     TakeKernargs take = [&](uint64_t bytes, uint64_t align) {
       used = round_up(used, align);
-      AmdUploadRing::Piece p{b->kernargs.cpu + used, b->kernargs.va + used};
+      UploadRing::Piece p{b->kernargs.cpu + used, b->kernargs.va + used};
       used += bytes;
       return p;
     };
@@ -751,6 +757,7 @@ void AmdDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {
   std::lock_guard lock(submit_mutex_);
   auto* b = const_cast<AmdBoundQueue*>(dynamic_cast<const AmdBoundQueue*>(queue.get()));
   if (b == nullptr || b->device != this) throw std::invalid_argument("AMD: submit_bound of a queue bound to another device");
+  recover_if_faulted_locked();
   kick(*b->queue, b->ib.va, b->dwords);
   b->queue->ibs->close(b->queue->submissions);  // nothing taken: keeps the ring's submission counts in step
   b->last_submission.store(b->queue->submissions, std::memory_order_release);

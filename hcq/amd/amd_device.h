@@ -11,10 +11,11 @@
 // Memory: IBs and kernel arguments are written into rings of GPU-visible host memory, a region reused once the
 // submission that used it completed (its queue's progress signal); the ring slots the same way. Memory freed while
 // work is queued (a buffer, a destroyed bound queue's IB and kernel arguments) is retired and freed once both queues'
-// progress passed the submissions made before it was let go; a faulted queue never passes, so that memory stays
-// until the device is destroyed. Destroying the device destroys its queues first (the KFD stops them), then frees.
-// Signals are 16-byte slots of uncached host memory: value at +0, the GPU clock counter's ticks at +8 (RELEASE_MEM
-// writes the timestamp, then the value with an interrupt to the signal event), scaled to ns by Signal.
+// progress passed the submissions made before it was let go; a faulted queue passes once the device rebuilt its queues
+// after the fault was reported (fault_report). Destroying the device destroys its queues first (the KFD stops them),
+// then frees. Signals are 16-byte slots of uncached host memory: value at +0, the GPU clock counter's ticks at +8
+// (RELEASE_MEM writes the timestamp, then the value; then the signal event's mailbox with the interrupt that wakes
+// host waiters), scaled to ns by Signal.
 //
 // The device runs on the "amd" driver's seam (kernel-interface/driver_seams.h: the kernel's, or with MOCKGPU=1 the
 // emulator the program installed) and reads faults as the KFD reports them: the MEMORY event's faulting address.
@@ -37,27 +38,9 @@
 #include "hcq/device.h"
 #include "hcq/hw_queue.h"
 #include "hcq/suballocator.h"
+#include "hcq/upload_ring.h"
 
 namespace doorbell::amd {
-
-// A region of GPU-visible memory used as a ring: take() hands out aligned pieces, a piece is handed out again only
-// after the submission that used it completed (NV's UploadRing, over AMD memory).
-class AmdUploadRing {
- public:
-  AmdUploadRing(AmdMemory memory, std::string what) : memory_(memory), what_(std::move(what)) {}
-  struct Piece {
-    uint8_t* cpu;
-    uint64_t va;
-  };
-  Piece take(uint64_t bytes, uint64_t align, const std::function<void(uint64_t)>& wait);
-  void close(uint64_t count) { pending_.push_back({head_, count}); }
-
- private:
-  AmdMemory memory_;
-  std::string what_;
-  uint64_t head_ = 0, completed_end_ = 0;
-  std::deque<std::pair<uint64_t, uint64_t>> pending_;  // (end position, submission count)
-};
 
 class AmdDevice final : public Device {
  public:
@@ -101,7 +84,15 @@ class AmdDevice final : public Device {
   BoundMemory bound_memory(const BoundQueue& queue) const;
 
   // The first fault as one line ("" while there is none): the KFD's MEMORY event, naming the faulting address.
+  // Once a fault was reported (a wait threw it, or this returned it), the next submit, bind or submit_bound rebuilds the
+  // queues (AmdSession::rebuild_after_fault) and the device runs new work again: the work queued before the fault is
+  // abandoned (its signals never reach their values; a wait on one times out naming it) and what it held is freed.
   std::string fault_report() const;
+  // How many faults the device recovered from that way.
+  uint64_t recovered_faults() const {
+    std::lock_guard lock(fault_mutex_);
+    return recovered_faults_;
+  }
 
   // The GPU clock counter against the host's monotonic_ns, from kClockTries GET_CLOCK_COUNTERS brackets (the KFD
   // reads the counter between the host's two reads), measured on first use; calibrate_clock() measures it again.
@@ -128,7 +119,7 @@ class AmdDevice final : public Device {
   // Dwords one command encodes to on `q` (a bad command throws here, before anything is taken).
   size_t command_dwords(const Command& c, const QueueState& q) const;
   size_t encoded_dwords(std::span<const Command> commands, const QueueState& q) const;
-  using TakeKernargs = std::function<AmdUploadRing::Piece(uint64_t bytes, uint64_t align)>;
+  using TakeKernargs = std::function<UploadRing::Piece(uint64_t bytes, uint64_t align)>;
   // Where an exec's kernel arguments were written (for a bound queue's patches).
   struct ExecSite {
     uint8_t* kernargs = nullptr;
@@ -141,6 +132,8 @@ class AmdDevice final : public Device {
   // Puts one ring slot on `q` that runs `ib_dwords` at `ib_va` (none: 0) and releases the progress signal; rings the
   // doorbell. submit_mutex_ held.
   void kick(QueueState& q, uint64_t ib_va, uint32_t ib_dwords);
+  // With submit_mutex_ held: after a reported fault, rebuilds the queues (fault_report()).
+  void recover_if_faulted_locked();
   // The event mailbox write and the interrupt after it that wake host waiters (AmdSession::signal_event_mailbox).
   void write_event_interrupt(CmdStream& s, const QueueState& q) const;
 
@@ -150,7 +143,7 @@ class AmdDevice final : public Device {
   uint64_t ns_per_tick_num_ = 1, ns_per_tick_den_ = 1;
   AmdMemory signal_pool_{}, kernarg_memory_{};
   uint32_t signals_used_ = 0;
-  std::optional<AmdUploadRing> kernargs_;
+  std::optional<UploadRing> kernargs_;
   std::unique_ptr<QueueState> compute_, copy_;
   uint64_t dispatch_id_ = 0;
   // Scratch (private segment) for kernels with RSRC2.SCRATCH_EN: one store for every dispatch, grown for a kernel that
@@ -178,6 +171,7 @@ class AmdDevice final : public Device {
   std::optional<ClockCalibration> clock_;
   mutable std::mutex fault_mutex_;
   mutable std::string first_fault_;
+  uint64_t recovered_faults_ = 0;  // under fault_mutex_
 };
 
 }  // namespace doorbell::amd

@@ -102,6 +102,17 @@ void AmdSession::destroy_queues() {
   }
 }
 
+void AmdSession::rebuild_after_fault() {
+  destroy_queues();
+  for (AmdUserQueue* q : {&compute_, &sdma_})
+    for (AmdMemory* m : {&q->ring, &q->pointers, &q->eop, &q->cwsr})
+      if (m->size != 0) free(*m), *m = AmdMemory{};
+  kfd_->destroy_event(memory_event_.event_id);
+  memory_event_ = kfd_->create_event(KFD_IOC_EVENT_MEMORY, /*auto_reset=*/false);
+  compute_ = make_queue("compute", /*pm4=*/true, kComputeRingBytes);
+  sdma_ = make_queue("sdma", /*pm4=*/false, kSdmaRingBytes);
+}
+
 AmdMemory AmdSession::alloc(uint64_t size, AmdDomain domain) {
   if (size == 0) throw std::invalid_argument("AMD: an allocation of 0 bytes");
   const uint64_t bytes = round_up(size, kPage);

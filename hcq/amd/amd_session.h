@@ -73,6 +73,9 @@ class AmdSession {
   AmdUserQueue& sdma() { return sdma_; }
   // Destroys both queues (the engines stop: work not done is abandoned); memory stays. The destructor does it first.
   void destroy_queues();
+  // After a fault: destroys both queues and the MEMORY event (a CPU cannot reset a MEMORY event: kfd_events.c), frees
+  // the queues' memory, and makes fresh ones the same way. Work that was queued is abandoned.
+  void rebuild_after_fault();
 
   // The signal event the queues' interrupts carry as their context id, and its mailbox: the event page's slot the
   // queue writes (anything but all-ones) before the interrupt, for the KFD fires a signal event only when its slot

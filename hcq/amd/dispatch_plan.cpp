@@ -6,15 +6,15 @@
 #include <string>
 
 #include "hcq/amd/pm4.h"
+#include "hcq/amd/encoder_checks.h"
 
 namespace doorbell::amd {
 namespace {
 
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
+using encoder::hex;
+using encoder::hi;
+using encoder::lo;
+using encoder::require_aligned;
 
 std::string dims(Dim3 d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);

@@ -5,20 +5,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "hcq/amd/encoder_checks.h"
+
 namespace doorbell::amd {
 namespace {
 
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
-
-void require_aligned(const char* packet, const char* operand, uint64_t address, uint64_t alignment) {
-  if (address % alignment)
-    throw std::invalid_argument(std::string(packet) + ": " + operand + " " + hex(address) + " is not " +
-                                std::to_string(alignment) + "-byte aligned");
-}
+using encoder::hex;
+using encoder::hi;
+using encoder::lo;
+using encoder::require_aligned;
 
 void require_function(const char* packet, uint32_t function) {
   // FUNCTION[2:0]: 0 always, 1 <, 2 <=, 3 ==, 4 !=, 5 >=, 6 > (§5.6); 7 is reserved.
@@ -26,9 +21,6 @@ void require_function(const char* packet, uint32_t function) {
     throw std::invalid_argument(std::string(packet) + ": function " + std::to_string(function) +
                                 " is not a compare function (0 always, 1 <, 2 <=, 3 ==, 4 !=, 5 >=, 6 >)");
 }
-
-uint32_t lo(uint64_t v) { return static_cast<uint32_t>(v); }
-uint32_t hi(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
 
 // The kernel's poll interval for its WAIT_REG_MEMs (§5.6).
 constexpr uint32_t kPollInterval = 4;

@@ -5,23 +5,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "hcq/amd/encoder_checks.h"
+
 namespace doorbell::amd {
 namespace {
 
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
-
-void require_aligned(const char* packet, const char* operand, uint64_t address, uint64_t alignment) {
-  if (address % alignment)
-    throw std::invalid_argument(std::string(packet) + ": " + operand + " " + hex(address) + " is not " +
-                                std::to_string(alignment) + "-byte aligned");
-}
-
-uint32_t lo(uint64_t v) { return static_cast<uint32_t>(v); }
-uint32_t hi(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
+using encoder::hex;
+using encoder::hi;
+using encoder::lo;
+using encoder::require_aligned;
 
 // §2: OP[7:0], SUB_OP[15:8].
 constexpr uint32_t kOpCopy = 1, kOpIndirect = 4, kOpFence = 5, kOpTrap = 6, kOpPollRegmem = 8, kOpTimestamp = 13;

@@ -49,22 +49,6 @@ uint32_t carveout_for(uint32_t bytes) {
 
 }  // namespace
 
-template <class Wait>
-UploadRing::Piece UploadRing::take(uint64_t bytes, uint64_t align, Wait&& wait) {
-  const uint64_t size = memory_.size;
-  if (bytes > size) throw std::invalid_argument("NV: " + std::to_string(bytes) + " bytes do not fit the " + what_ + " of " + std::to_string(size));
-  uint64_t pos = round_up(head_, align);
-  if (pos / size != (pos + bytes - 1) / size) pos = round_up(pos, size);  // never straddle the end
-  while (pos + bytes > completed_end_ + size) {
-    if (pending_.empty()) throw std::logic_error("NV: the " + what_ + " is full of the submission being recorded");
-    wait(pending_.front().second);
-    completed_end_ = pending_.front().first;
-    pending_.pop_front();
-  }
-  head_ = pos + bytes;
-  return {memory_.cpu + pos % size, memory_.va + pos % size};
-}
-
 struct NvDevice::ChannelState {
   NvChannel* channel = nullptr;
   std::string name;                 // "compute" or "copy"
@@ -90,14 +74,14 @@ NvDevice::NvDevice(std::unique_ptr<kernel_interface::SyscallSeam> seam, int gpu_
   set_target(make_ptx_target(arch(), emulated() ? PtxAssembly::kIfFound : PtxAssembly::kRequired));
   signal_pool_ = session_->alloc(kSignalPoolBytes, /*system_memory=*/true);
   kernarg_memory_ = session_->alloc(kKernargRingBytes, true);
-  kernargs_.emplace(kernarg_memory_, "kernel argument ring");
+  kernargs_.emplace(kernarg_memory_.cpu, kernarg_memory_.va, kernarg_memory_.size, "NV: the kernel argument ring");
   create_timeline_signal();
   auto make = [&](NvChannel& c, const char* name) {
     auto s = std::make_unique<ChannelState>();
     s->channel = &c;
     s->name = name;
     s->pushbuffer_memory = session_->alloc(kPushbufferRingBytes, true);
-    s->pushbuffers.emplace(s->pushbuffer_memory, std::string(name) + " pushbuffer ring");
+    s->pushbuffers.emplace(s->pushbuffer_memory.cpu, s->pushbuffer_memory.va, s->pushbuffer_memory.size, "NV: the " + std::string(name) + " pushbuffer ring");
     s->progress = &new_signal(std::string(name) + " progress");
     return s;
   };

@@ -41,6 +41,7 @@
 #include "hcq/nv/nv_session.h"
 #include "hcq/nv/nv_variants.h"
 #include "hcq/suballocator.h"
+#include "hcq/upload_ring.h"
 #include "ir/uop.h"
 
 namespace doorbell::nv {
@@ -48,29 +49,6 @@ namespace doorbell::nv {
 // A Hopper's timer counts in 32 ns steps: its nanoseconds field is TIME_0 bits 31:5 (firmware-notes/nvidia-hopper.md
 // §18), so a stamp lies up to 31 ns before the moment it was taken.
 inline constexpr int64_t kPtimerTickNs = 32;
-
-// A region of GPU-visible host memory used as a ring: take() hands out aligned pieces, and a piece is handed out
-// again only after the submission that used it completed.
-class UploadRing {
- public:
-  UploadRing(NvMemory memory, std::string what) : memory_(memory), what_(std::move(what)) {}
-  struct Piece {
-    uint8_t* cpu;
-    uint64_t va;
-  };
-  // `wait(count)` blocks until the channel's progress signal reached `count`.
-  template <class Wait>
-  Piece take(uint64_t bytes, uint64_t align, Wait&& wait);
-  // Everything taken so far belongs to submission `count`.
-  void close(uint64_t count) { pending_.push_back({head_, count}); }
-
- private:
-  NvMemory memory_;
-  std::string what_;
-  uint64_t head_ = 0;            // bytes handed out since the start (positions are head % size)
-  uint64_t completed_end_ = 0;   // everything before this position belongs to completed submissions
-  std::deque<std::pair<uint64_t, uint64_t>> pending_;  // (end position, submission count)
-};
 
 class NvDevice final : public Device {
  public:

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "kernel-interface/syscall_seam.h"
+#include "mockgpu/shared_mock_seam.h"
 #include "mockgpu/amd/mock_kfd.h"
 
 namespace doorbell::mockgpu::amd {
@@ -31,26 +32,7 @@ class MockAmdSeam final : public kernel_interface::SyscallSeam {
   MockKfd kfd_;
 };
 
-// A seam onto a machine others hold too: each device of a several-GPU machine (AMD, AMD:1, ...) owns one of these,
-// and the machine lives as long as any of them.
-class SharedMockAmdSeam final : public kernel_interface::SyscallSeam {
- public:
-  explicit SharedMockAmdSeam(std::shared_ptr<MockAmdSeam> machine) : machine_(std::move(machine)) {}
-
-  int open(const std::string& path, int flags) override { return machine_->open(path, flags); }
-  int ioctl(int fd, unsigned long request, void* arg) override { return machine_->ioctl(fd, request, arg); }
-  ssize_t read(int fd, void* buffer, std::size_t length) override { return machine_->read(fd, buffer, length); }
-  void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset, int* error) override {
-    return machine_->mmap(addr, length, prot, flags, fd, offset, error);
-  }
-  int munmap(void* addr, std::size_t length) override { return machine_->munmap(addr, length); }
-  int close(int fd) override { return machine_->close(fd); }
-  bool emulated() const override { return true; }
-
-  MockAmdSeam& machine() { return *machine_; }
-
- private:
-  std::shared_ptr<MockAmdSeam> machine_;
-};
+// A seam onto this machine that other devices hold too (mockgpu/shared_mock_seam.h).
+using SharedMockAmdSeam = SharedMockSeam<MockAmdSeam>;
 
 }  // namespace doorbell::mockgpu::amd

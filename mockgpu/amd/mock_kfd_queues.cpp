@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 
@@ -116,6 +117,14 @@ int MockKfd::create_queue(Process& p, void* args) {
   desc.wptr_va = a->write_pointer_address;
   desc.rptr_va = a->read_pointer_address;
   desc.doorbell = reinterpret_cast<volatile uint64_t*>(state.doorbells.host + uint64_t{slot} * 8);
+  // A doorbell is a register the process writes, not memory the engine may find stale: the new queue's starts at its
+  // write pointer's value (the MQD takes the ring's state from the write-pointer memory at creation, kfd_mqd_manager),
+  // not at what a queue destroyed before left in this slot, which would run the fresh ring's zeros.
+  {
+    uint64_t initial = 0;
+    std::memcpy(&initial, state.memory->translate(a->write_pointer_address, 8), 8);
+    __atomic_store_n(desc.doorbell, initial, __ATOMIC_RELEASE);
+  }
   desc.eop_va = compute ? a->eop_buffer_address : 0;
   const GpuMemory* memory = state.memory.get();
   const uint32_t gpu_id = a->gpu_id;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernel-interface/syscall_seam.h"
+#include "mockgpu/shared_mock_seam.h"
 #include "mockgpu/nv/mock_gpu.h"
 #include "mockgpu/nv/mock_nv_driver.h"
 
@@ -46,26 +47,7 @@ class MockNvSeam final : public kernel_interface::SyscallSeam {
   std::vector<std::unique_ptr<MockNvGpu>> gpus_;  // after the driver: their threads start once it exists
 };
 
-// A seam onto a machine others hold too: each device of a several-GPU machine (NV, NV:1, ...) owns one of these, and
-// the machine lives as long as any of them.
-class SharedMockNvSeam final : public kernel_interface::SyscallSeam {
- public:
-  explicit SharedMockNvSeam(std::shared_ptr<MockNvSeam> machine) : machine_(std::move(machine)) {}
-
-  int open(const std::string& path, int flags) override { return machine_->open(path, flags); }
-  int ioctl(int fd, unsigned long request, void* arg) override { return machine_->ioctl(fd, request, arg); }
-  ssize_t read(int fd, void* buffer, std::size_t length) override { return machine_->read(fd, buffer, length); }
-  void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset, int* error) override {
-    return machine_->mmap(addr, length, prot, flags, fd, offset, error);
-  }
-  int munmap(void* addr, std::size_t length) override { return machine_->munmap(addr, length); }
-  int close(int fd) override { return machine_->close(fd); }
-  bool emulated() const override { return true; }
-
-  MockNvSeam& machine() { return *machine_; }
-
- private:
-  std::shared_ptr<MockNvSeam> machine_;
-};
+// A seam onto this machine that other devices hold too (mockgpu/shared_mock_seam.h).
+using SharedMockNvSeam = SharedMockSeam<MockNvSeam>;
 
 }  // namespace doorbell::mockgpu::nv
