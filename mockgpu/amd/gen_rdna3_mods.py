@@ -1,6 +1,9 @@
 # Makes DOORBELL_RDNA3_VOP3_MODS of mockgpu/amd/rdna3_operands.h: for each VOP3 opcode, disassembles a probe with every
 # OP_SEL bit set and one with every ABS and NEG bit set (llvm-mc-19, gfx1100) and records which bits LLVM prints.
-# Needs gen_rdna3_operands.py (as module 'probe') and its VOP3 rows in /tmp/gen/v3.txt. Output: 'op name opsel abs neg'
+# Needs gen_rdna3_operands.py (as module 'probe') and its VOP3 rows. Usage:
+#   python3 gen_rdna3_operands.py mockgpu/amd/rdna3_opcodes.h VOP3 > v3.txt
+#   python3 gen_rdna3_mods.py mockgpu/amd/rdna3_opcodes.h v3.txt
+# Output: 'op name opsel abs neg'
 # (-1 where the probe did not decode); rdna3_operands.h takes -1 as 255 (print every set bit), or 0 for ABS/NEG when
 # only that probe failed (the op takes no ABS/NEG; v_cmp_class_*: src0 only).
 import os, re, sys
@@ -11,7 +14,7 @@ def mk(op, opsel, abs_, neg, srcs):
     a, b, c = srcs
     return [0xD4000000 | op << 16 | opsel << 11 | abs_ << 8 | 40, a | b << 9 | c << 18 | neg << 29]
 tmpl = {}
-for l in open('/tmp/gen/v3.txt'):
+for l in open(sys.argv[2]):
     f, op, mn, _, tp = l.rstrip('\n').split(' ', 4)
     if f == 'VOP3': tmpl[int(op)] = tp
 res = {}
