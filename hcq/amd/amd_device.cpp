@@ -236,12 +236,44 @@ void AmdDevice::check_transfer(const Storage& storage, uint64_t offset, uint64_t
 
 void AmdDevice::copy_in(const Storage& storage, uint64_t offset, const void* src, size_t bytes) {
   check_transfer(storage, offset, bytes, "copy_in");
-  Device::copy_in(storage, offset, src, bytes);
+  if (bytes < kSdmaTransferThreshold) return Device::copy_in(storage, offset, src, bytes);
+  sdma_transfer(storage.address + offset, src, bytes, /*to_device=*/true);
 }
 
 void AmdDevice::copy_out(void* dst, const Storage& storage, uint64_t offset, size_t bytes) {
   check_transfer(storage, offset, bytes, "copy_out");
-  Device::copy_out(dst, storage, offset, bytes);
+  if (bytes < kSdmaTransferThreshold) return Device::copy_out(dst, storage, offset, bytes);
+  sdma_transfer(storage.address + offset, dst, bytes, /*to_device=*/false);
+}
+
+void AmdDevice::sdma_transfer(uint64_t device_va, const void* host, size_t bytes, bool to_device) {
+  // One registration at a time: two transfers of neighbouring host buffers may share a page, and the KFD refuses a
+  // second USERPTR over it.
+  std::lock_guard transfer(transfer_mutex_);
+  if (transfer_done_ == nullptr) transfer_done_ = &new_signal("host transfer");
+  AmdMemory pages;
+  {
+    std::lock_guard lock(memory_mutex_);
+    pages = session_->register_host(host, bytes);
+  }
+  auto release = [&] {
+    std::lock_guard lock(memory_mutex_);
+    session_->free(pages);
+  };
+  const uint64_t host_va = reinterpret_cast<uintptr_t>(host);  // GPU VA = CPU VA for registered pages
+  const uint64_t v = transfer_done_->value() + 1;
+  HWQueue q;
+  if (to_device) q.copy(reinterpret_cast<void*>(device_va), reinterpret_cast<const void*>(host_va), bytes);
+  else q.copy(reinterpret_cast<void*>(host_va), reinterpret_cast<const void*>(device_va), bytes);
+  try {
+    q.signal(*transfer_done_, v).submit(*this);
+    transfer_done_->wait(v);
+  } catch (...) {
+    release();  // a faulted copy queue reads nothing more; the pages go back to the host either way
+    throw;
+  }
+  release();
+  sdma_transfers_.fetch_add(1, std::memory_order_relaxed);
 }
 
 // ---- faults and time -----------------------------------------------------------------------------------------------

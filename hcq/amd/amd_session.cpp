@@ -154,6 +154,26 @@ AmdMemory AmdSession::alloc(uint64_t size, AmdDomain domain) {
   return m;
 }
 
+AmdMemory AmdSession::register_host(const void* cpu, uint64_t size) {
+  if (size == 0) throw std::invalid_argument("AMD: registering 0 bytes of host memory");
+  const uint64_t start = reinterpret_cast<uintptr_t>(cpu) / kPage * kPage;
+  const uint64_t bytes = round_up(reinterpret_cast<uintptr_t>(cpu) + size, kPage) - start;
+  // USERPTR: mmap_offset carries the CPU address of existing pages, va_addr the GPU's (the same: GPU VA = CPU VA)
+  // (firmware-notes/amd-kfd.md "Runtime side"); writable for copies into it.
+  const uint32_t flags = ki::kAllocUserptr | ki::kAllocWritable | ki::kAllocNoSubstitute;
+  const ki::KfdAllocation a = kfd_->alloc(node_.gpu_id, start, bytes, flags, start);
+  const uint32_t gpus[] = {node_.gpu_id};
+  try {
+    kfd_->map_to_gpu(a.handle, gpus);
+  } catch (...) {
+    kfd_->free(a.handle);
+    throw;
+  }
+  AmdMemory m{a.handle, start, bytes, reinterpret_cast<uint8_t*>(start), false, true};
+  live_.push_back(m);
+  return m;
+}
+
 void AmdSession::free(const AmdMemory& memory) {
   auto it = std::find_if(live_.begin(), live_.end(), [&](const AmdMemory& m) { return m.handle == memory.handle && m.va == memory.va; });
   if (it == live_.end()) throw std::invalid_argument("AMD: free of memory at " + hex(memory.va) + " that is not allocated");
@@ -161,7 +181,7 @@ void AmdSession::free(const AmdMemory& memory) {
   const uint32_t gpus[] = {node_.gpu_id};
   kfd_->unmap_from_gpu(memory.handle, gpus);
   kfd_->free(memory.handle);
-  ki::release_va(seam_, memory.va, memory.size);  // the CPU view and the reservation under it
+  if (!memory.userptr) ki::release_va(seam_, memory.va, memory.size);  // the CPU view and the reservation under it
 }
 
 AmdUserQueue AmdSession::make_queue(const std::string& name, bool pm4, uint64_t ring_bytes) {

@@ -31,6 +31,7 @@ struct AmdMemory {
   uint64_t va = 0, size = 0;
   uint8_t* cpu = nullptr;
   bool vram = false;
+  bool userptr = false;  // the host's own pages made visible to the GPU (register_host): freeing leaves them to the host
 };
 
 enum class AmdDomain {
@@ -60,6 +61,10 @@ class AmdSession {
 
   // `size` rounded up to 4 KiB, at a fresh VA. Throws naming the size, the domain and the driver's answer.
   AmdMemory alloc(uint64_t size, AmdDomain domain);
+  // The host's own memory [cpu, cpu + size) made visible to the GPU at the same address (KFD USERPTR: the pages are
+  // pinned until free): the whole pages around it, so the returned `va` and `size` are page-aligned and `cpu`
+  // is the page-aligned start. Throws naming the range and the driver's answer.
+  AmdMemory register_host(const void* cpu, uint64_t size);
   void free(const AmdMemory& memory);
 
   const ki::KfdNode& node() const { return node_; }
