@@ -480,7 +480,7 @@ class Valu {
       case Vop3::V_MAD_U32_U16: return v32([&](uint32_t l) { return uint32_t{s.u16(0, l)} * s.u16(1, l) + s.u32(2, l); });
       case Vop3::V_MAD_I32_I16:
         return v32([&](uint32_t l) { return static_cast<uint32_t>(int32_t{static_cast<int16_t>(s.u16(0, l))} * static_cast<int16_t>(s.u16(1, l))) + s.u32(2, l); });
-      case Vop3::V_MAD_U16: return u16r([&](uint32_t l) { return s.u16(0, l) * s.u16(1, l) + s.u16(2, l); });
+      case Vop3::V_MAD_U16: return u16r([&](uint32_t l) { return uint32_t{s.u16(0, l)} * s.u16(1, l) + s.u16(2, l); });
       case Vop3::V_MAD_I16: return u16r([&](uint32_t l) { return static_cast<int16_t>(s.u16(0, l)) * static_cast<int16_t>(s.u16(1, l)) + static_cast<int16_t>(s.u16(2, l)); });
       case Vop3::V_CNDMASK_B16: {
         uint32_t mask = read_scalar32(w_, in_.src[2], in_.literal);
@@ -517,7 +517,7 @@ class Valu {
       }
       case Vop3::V_ADD_NC_U16: return u16r([&](uint32_t l) { return s.u16(0, l) + s.u16(1, l); });
       case Vop3::V_SUB_NC_U16: return u16r([&](uint32_t l) { return s.u16(0, l) - s.u16(1, l); });
-      case Vop3::V_MUL_LO_U16: return u16r([&](uint32_t l) { return s.u16(0, l) * s.u16(1, l); });
+      case Vop3::V_MUL_LO_U16: return u16r([&](uint32_t l) { return uint32_t{s.u16(0, l)} * s.u16(1, l); });  // unsigned: u16 * u16 overflows int
       case Vop3::V_MAX_U16: return u16r([&](uint32_t l) { return std::max(s.u16(0, l), s.u16(1, l)); });
       case Vop3::V_MIN_U16: return u16r([&](uint32_t l) { return std::min(s.u16(0, l), s.u16(1, l)); });
       case Vop3::V_MAX_I16: return u16r([&](uint32_t l) { return std::max(static_cast<int16_t>(s.u16(0, l)), static_cast<int16_t>(s.u16(1, l))); });
@@ -724,7 +724,7 @@ void exec_vop3p(Wave& w, const Rdna3Inst& in) {
       d[l] = uint32_t{static_cast<uint16_t>(fn(l, false))} | (uint32_t{static_cast<uint16_t>(fn(l, true))} << 16);
     }
   };
-  auto u = [&](int i, uint32_t l, bool hi) { return half_bits(i, l, hi); };
+  auto u = [&](int i, uint32_t l, bool hi) -> uint32_t { return half_bits(i, l, hi); };  // u16 * u16 in unsigned, not int
   auto si = [&](int i, uint32_t l, bool hi) { return static_cast<int16_t>(half_bits(i, l, hi)); };
   auto f16 = [&](auto fn) { packed([&](uint32_t l, bool hi) { return float_to_half(static_cast<float>(fn(l, hi))); }); };
   switch (static_cast<Vop3p>(in.op)) {
