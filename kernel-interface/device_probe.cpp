@@ -311,10 +311,42 @@ NvidiaInfo probe_nvidia_driver(NvidiaInfo found) {
   return found;
 }
 
+AmdInfo probe_amd_driver(AmdInfo found) {
+  if (!mockgpu_requested() || !emulated_driver_registered("amd")) return found;
+  AmdInfo amd;
+  amd.emulated = true;
+  amd.kfd_present = true;
+  try {
+    std::unique_ptr<SyscallSeam> seam = open_driver_seam("amd");
+    // The emulated machine's sysfs (the path the KFD's topology has under /sys/devices; /sys/class/kfd links to it):
+    // nodes 0, 1, ... until one has no gpu_id file.
+    for (int n = 0;; n++) {
+      const std::string dir = "/sys/devices/virtual/kfd/kfd/topology/nodes/" + std::to_string(n);
+      std::string gpu_id_text;
+      try {
+        gpu_id_text = read_text_file(*seam, dir + "/gpu_id");
+      } catch (const std::runtime_error&) {
+        break;
+      }
+      const std::string properties_path = dir + "/properties (emulated)";
+      AmdGpuNode node = parse_kfd_node_properties(read_text_file(*seam, dir + "/properties"), properties_path);
+      node.node = n;
+      const auto gpu_id = parse_unsigned(trim(gpu_id_text));
+      if (!gpu_id) fail(dir + "/gpu_id (emulated)", "is '" + std::string(trim(gpu_id_text)) + "'; expected a decimal id");
+      node.gpu_id = property_as_u32("gpu_id", *gpu_id, dir + "/gpu_id (emulated)");
+      if (node.gpu_id != 0) amd.gpus.push_back(std::move(node));
+    }
+  } catch (const std::exception& e) {
+    amd.gpus_error = e.what();
+  }
+  return amd;
+}
+
 Devices probe_devices(const fs::path& root) {
   NvidiaInfo nvidia = probe_nvidia(root);
-  if (root == fs::path("/")) nvidia = probe_nvidia_driver(std::move(nvidia));
-  return {probe_cpu(root), std::move(nvidia), probe_amd(root)};
+  AmdInfo amd = probe_amd(root);
+  if (root == fs::path("/")) nvidia = probe_nvidia_driver(std::move(nvidia)), amd = probe_amd_driver(std::move(amd));
+  return {probe_cpu(root), std::move(nvidia), std::move(amd)};
 }
 
 }  // namespace doorbell::kernel_interface

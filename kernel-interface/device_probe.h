@@ -60,6 +60,8 @@ struct AmdGpuNode {
 struct AmdInfo {
   bool kfd_present = false;        // /dev/kfd
   std::vector<AmdGpuNode> gpus;    // KFD topology nodes that are GPUs, by node index
+  bool emulated = false;           // the topology was read from mockgpu's KFD (MOCKGPU=1)
+  std::string gpus_error;          // why reading the emulated topology failed, if it did
 };
 
 struct Devices {
@@ -76,6 +78,9 @@ Devices probe_devices(const std::filesystem::path& root = "/");
 // emulator installed, the emulated machine's control device, nodes, version and GPUs; else, when /dev/nvidiactl is
 // present, the kernel driver's GPU list (a failure is kept in gpus_error, not thrown).
 NvidiaInfo probe_nvidia_driver(NvidiaInfo found);
+// `found`, or under MOCKGPU=1 with the AMD emulator installed, the emulated machine's KFD topology read through the
+// "amd" seam (its GPUs replace what /dev and /sys show; a failure is kept in gpus_error, not thrown).
+AmdInfo probe_amd_driver(AmdInfo found);
 CpuInfo probe_cpu(const std::filesystem::path& root = "/");
 NvidiaInfo probe_nvidia(const std::filesystem::path& root = "/");
 AmdInfo probe_amd(const std::filesystem::path& root = "/");

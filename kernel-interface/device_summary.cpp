@@ -67,11 +67,13 @@ std::vector<std::string> summarize_nvidia_gpus(const NvidiaInfo& nvidia) {
 }
 
 std::string summarize_amd(const AmdInfo& amd) {
+  const std::string emulated = amd.emulated ? ", emulated (MOCKGPU=1)" : "";
+  if (!amd.gpus_error.empty()) return "AMD: the emulated KFD's topology could not be read: " + amd.gpus_error;
   if (!amd.kfd_present) return "AMD: none (/dev/kfd absent)";
-  if (amd.gpus.empty()) return "AMD: none (/dev/kfd present, no GPU node in /sys/class/kfd/kfd/topology/nodes)";
+  if (amd.gpus.empty()) return "AMD: none (/dev/kfd present, no GPU node in /sys/class/kfd/kfd/topology/nodes)" + emulated;
   std::vector<std::string> gpus;
   for (const auto& gpu : amd.gpus) gpus.push_back(describe_amd_gpu(gpu));
-  return "AMD: " + count_of(gpus.size(), "GPU") + ": " + join(gpus, "; ");
+  return "AMD: " + count_of(gpus.size(), "GPU") + ": " + join(gpus, "; ") + emulated;
 }
 
 std::vector<std::string> summarize_devices(const Devices& devices) {
