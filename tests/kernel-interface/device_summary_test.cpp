@@ -39,7 +39,9 @@ TEST(SummarizeNvidia, ListsGpusAndDriver) {
 TEST(SummarizeAmd, NamesTheAbsentKfdDevice) { EXPECT_EQ(summarize_amd({}), "AMD: none (/dev/kfd absent)"); }
 
 TEST(SummarizeAmd, SaysWhenKfdHasNoGpu) {
-  EXPECT_EQ(summarize_amd({true, {}}),
+  AmdInfo amd;
+  amd.kfd_present = true;
+  EXPECT_EQ(summarize_amd(amd),
             "AMD: none (/dev/kfd present, no GPU node in /sys/class/kfd/kfd/topology/nodes)");
 }
 
@@ -51,7 +53,10 @@ TEST(SummarizeAmd, ListsEachGpu) {
                        .simd_count = 192,
                        .simd_per_cu = 2,
                        .drm_render_minor = 128};
-  EXPECT_EQ(summarize_amd({true, {gpu}}), "AMD: 1 GPU: gfx1100 (node 1, 96 CUs, /dev/dri/renderD128)");
+  AmdInfo amd;
+  amd.kfd_present = true;
+  amd.gpus = {gpu};
+  EXPECT_EQ(summarize_amd(amd), "AMD: 1 GPU: gfx1100 (node 1, 96 CUs, /dev/dri/renderD128)");
 }
 
 TEST(SummarizeDevices, GivesOneLinePerKindOfDevice) {
