@@ -1,7 +1,7 @@
 // The engines behind the emulated KFD's user-mode queues: a PM4 compute queue's command processor (MEC) and an SDMA
 // engine. The emulated KFD (mock_kfd.h) makes one when CREATE_QUEUE succeeds and destroys it at DESTROY_QUEUE or when
 // the process closes /dev/kfd. Each runs on its own thread: it reads the 64-bit doorbell the process writes (PM4: a
-// dword count, SDMA: a byte offset; firmware-notes/amd-kfd.md "Pointers, doorbells and their units"), executes the
+// dword count, SDMA: a byte offset; firmware-notes/amd-pm4-cp.md §2, amd-sdma-engine.md §2), executes the
 // packets between its read pointer and that value straight from the ring memory, reports its read pointer at
 // rptr_va, and stops at the first fault: the packet's rule it broke, named with the ring offset (a bad packet, an
 // unaligned or unmapped address, a register outside its range). It touches memory only through GpuMemory and tells
