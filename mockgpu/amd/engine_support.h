@@ -2,10 +2,12 @@
 // that turns an unmapped address into a memory fault naming it, the hardware variant a queue's gfx_target_version
 // selects, and the queue pointers' reads and writes.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
+#include "mockgpu/amd/engine_thread.h"
 #include "mockgpu/amd/queue_engine.h"
 
 namespace doorbell::mockgpu::amd::engine {
@@ -20,6 +22,33 @@ class PacketFault : public std::runtime_error {
 };
 
 std::string hex(uint64_t value);  // "0x1c"
+
+// A queue's one fault: step() runs an engine's packets, and a PacketFault or any other error they throw becomes the
+// queue's fault, prefixed with where() (the ring or IB position), reported once through EngineHooks::fault; the queue
+// then stops (every later step is kDone).
+class FaultLatch {
+ public:
+  bool faulted() const { return faulted_.load(); }
+  template <class Run, class Where>
+  EngineThread::Step step(const EngineHooks& hooks, Run&& run, Where&& where) {
+    if (faulted_.load()) return EngineThread::Step::kDone;
+    try {
+      return run();
+    } catch (const PacketFault& e) {
+      report(hooks, {where() + ": " + e.what(), e.address, e.memory});
+    } catch (const std::exception& e) {
+      report(hooks, {where() + ": " + e.what(), 0, false});
+    }
+    return EngineThread::Step::kDone;
+  }
+
+ private:
+  void report(const EngineHooks& hooks, const QueueFault& fault) {
+    faulted_.store(true);
+    if (hooks.fault) hooks.fault(fault);
+  }
+  std::atomic<bool> faulted_{false};
+};
 
 inline uint32_t bits(uint32_t word, unsigned hi, unsigned lo) {
   return (word >> lo) & (hi - lo == 31 ? 0xFFFFFFFFu : ((1u << (hi - lo + 1)) - 1));

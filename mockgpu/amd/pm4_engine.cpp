@@ -65,7 +65,7 @@ class Pm4Engine final : public QueueEngine {
         thread_([this] { return step(); }) {}
 
   uint64_t packets_executed() const override { return packets_.load(); }
-  bool faulted() const override { return faulted_.load(); }
+  bool faulted() const override { return fault_.faulted(); }
 
  private:
   enum class Outcome { kDone, kStall, kEnterIb };
@@ -84,22 +84,7 @@ class Pm4Engine final : public QueueEngine {
     return text;
   }
 
-  Step step() {
-    if (faulted_.load()) return Step::kDone;
-    try {
-      return run_packets();
-    } catch (const PacketFault& e) {
-      report({where() + ": " + e.what(), e.address, e.memory});
-    } catch (const std::exception& e) {
-      report({where() + ": " + e.what(), 0, false});
-    }
-    return Step::kDone;
-  }
-
-  void report(const QueueFault& fault) {
-    faulted_.store(true);
-    if (hooks_.fault) hooks_.fault(fault);
-  }
+  Step step() { return fault_.step(hooks_, [this] { return run_packets(); }, [this] { return where(); }); }
 
   Step run_packets() {
     const uint64_t wptr = engine::read_write_pointer(queue_, memory_);
@@ -434,7 +419,7 @@ class Pm4Engine final : public QueueEngine {
   std::vector<uint32_t> sh_, uconfig_;
   Ib ib_;
   std::atomic<uint64_t> packets_{0};
-  std::atomic<bool> faulted_{false};
+  engine::FaultLatch fault_;
   EngineThread thread_;  // last: starts after, and stops before, everything it uses
 };
 

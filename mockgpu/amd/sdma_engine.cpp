@@ -51,7 +51,7 @@ class SdmaEngine final : public QueueEngine {
         thread_([this] { return step(); }) {}
 
   uint64_t packets_executed() const override { return packets_.load(); }
-  bool faulted() const override { return faulted_.load(); }
+  bool faulted() const override { return fault_.faulted(); }
 
  private:
   enum class Outcome { kDone, kStall, kEnterIb };
@@ -70,22 +70,7 @@ class SdmaEngine final : public QueueEngine {
     return text;
   }
 
-  Step step() {
-    if (faulted_.load()) return Step::kDone;
-    try {
-      return run_packets();
-    } catch (const PacketFault& e) {
-      report({where() + ": " + e.what(), e.address, e.memory});
-    } catch (const std::exception& e) {
-      report({where() + ": " + e.what(), 0, false});
-    }
-    return Step::kDone;
-  }
-
-  void report(const QueueFault& fault) {
-    faulted_.store(true);
-    if (hooks_.fault) hooks_.fault(fault);
-  }
+  Step step() { return fault_.step(hooks_, [this] { return run_packets(); }, [this] { return where(); }); }
 
   // The packet's dwords, from its header (and for WRITE its count dword at `count_dword`).
   uint64_t packet_dwords(uint32_t header, uint32_t write_count) const {
@@ -297,7 +282,7 @@ class SdmaEngine final : public QueueEngine {
   uint64_t rptr_ = 0;  // monotonic byte offset; the engine thread's alone
   Ib ib_;
   std::atomic<uint64_t> packets_{0};
-  std::atomic<bool> faulted_{false};
+  engine::FaultLatch fault_;
   EngineThread thread_;  // last: starts after, and stops before, everything it uses
 };
 
