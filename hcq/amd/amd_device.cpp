@@ -13,6 +13,7 @@
 #include "hcq/amd/dispatch_plan.h"
 #include "hcq/amd/pm4.h"
 #include "hcq/amd/sdma.h"
+#include "hcq/gpu_bound_queue.h"
 #include "hcq/wait_primitives.h"
 #include "kernel-interface/driver_seams.h"
 
@@ -639,17 +640,14 @@ namespace {
 // A queue bound into device memory: its IB and kernel arguments, encoded once, and where each command starts in the
 // IB. A patch re-encodes the one command into scratch words with the same writer and rewrites those that differ (or
 // an exec's argument bytes), once the GPU is done with the previous run.
-struct AmdBoundQueue : BoundQueue {
+struct AmdBoundQueue : GpuBoundQueue {
   AmdMemory ib{}, kernargs{};
   uint32_t dwords = 0;
   AmdDevice::QueueState* queue = nullptr;
-  Signal* progress = nullptr;
   std::vector<uint32_t> starts;
   std::vector<uint8_t*> exec_kernargs;
   std::function<std::vector<uint32_t>(const Command&)> reencode;  // one signal, wait or copy command's words
-  std::atomic<uint64_t> last_submission{0};
   AmdDevice* device = nullptr;
-  std::shared_ptr<const DeviceLife> device_life;
   ~AmdBoundQueue() override {
     if (device_life == nullptr || !device_life->alive.load(std::memory_order_acquire)) return;
     try {  // retired by the device until the GPU is done with them
@@ -659,19 +657,6 @@ struct AmdBoundQueue : BoundQueue {
     }
   }
 
-  void wait_for_previous_run(const char* what) const {
-    if (!device_life->alive.load(std::memory_order_acquire))
-      throw std::logic_error(std::string("HWQueue::") + what + ": the queue was bound to " + device_life->name +
-                             ", which has been destroyed (and its bound copy with it)");
-    const uint64_t last = last_submission.load(std::memory_order_acquire);
-    try {
-      progress->wait(last);
-    } catch (const std::runtime_error& e) {
-      throw std::runtime_error(std::string("HWQueue::") + what + " on " + device_life->name + ": the previous run of the bound queue (" +
-                               progress->name() + " submission " + std::to_string(last) +
-                               ") has not completed, so its words cannot be rewritten under the GPU: " + e.what());
-    }
-  }
   // Writes the dwords of `fresh` that differ from those at dword `at` of the IB; returns how many.
   size_t rewrite(uint32_t at, const std::vector<uint32_t>& fresh) {
     size_t words = 0;

@@ -12,6 +12,7 @@
 #include "compiler/gpu/cubin_reader.h"
 #include "compiler/gpu/ptx_target.h"
 #include "compiler/program.h"
+#include "hcq/gpu_bound_queue.h"
 #include "hcq/nv/cubin_image.h"
 #include "hcq/nv/gpfifo.h"
 #include "hcq/nv/nv_classes.h"
@@ -660,18 +661,15 @@ namespace {
 
 // A queue bound into device memory: its pushbuffer and kernel arguments, encoded once, and where its patch points
 // sit in them. A patch rewrites only those words, once the GPU is done with the previous run of the queue.
-struct NvBoundQueue : BoundQueue {
+struct NvBoundQueue : GpuBoundQueue {
   NvMemory pushbuffer{}, kernargs{};
   uint32_t words = 0;
   NvDevice::ChannelState* channel = nullptr;
-  Signal* progress = nullptr;  // the channel's
   NvDevice::PatchSites sites;
   uint32_t copy_class = 0;  // the copy engine's class, for patch_copy's encoding
-  std::atomic<uint64_t> last_submission{0};
   NvDevice* device = nullptr;
   // The queue may outlive its device (HWQueue holds this, not the device): then the device's teardown already freed
-  // the pushbuffer and kernel arguments with everything else, and `device` must not be touched.
-  std::shared_ptr<const DeviceLife> device_life;
+  // the pushbuffer and kernel arguments with everything else, and `device` must not be touched (device_life says).
   ~NvBoundQueue() override {
     if (device_life == nullptr || !device_life->alive.load(std::memory_order_acquire)) return;
     try {  // retired by the device until the GPU is done with them: a submission may still be running from them
@@ -681,20 +679,6 @@ struct NvBoundQueue : BoundQueue {
     }
   }
 
-  // The GPU reads these words while a run of the queue is in flight: wait until the channel passed its last run.
-  void wait_for_previous_run(const char* what) const {
-    if (!device_life->alive.load(std::memory_order_acquire))
-      throw std::logic_error(std::string("HWQueue::") + what + ": the queue was bound to " + device_life->name +
-                             ", which has been destroyed (and its bound copy with it)");
-    const uint64_t last = last_submission.load(std::memory_order_acquire);
-    try {
-      progress->wait(last);
-    } catch (const std::runtime_error& e) {
-      throw std::runtime_error(std::string("HWQueue::") + what + " on " + device_life->name + ": the previous run of the bound queue (" +
-                               progress->name() + " submission " + std::to_string(last) +
-                               ") has not completed, so its words cannot be rewritten under the GPU: " + e.what());
-    }
-  }
   // Writes the 32-bit halves of `value` that differ from what is there (the GPU's words are 32 bits); returns how many.
   static size_t store64(uint8_t* at, uint64_t value) {
     size_t words = 0;
