@@ -1,0 +1,20 @@
+// What this CPU's instruction set has, as far as the x86 backend uses it (cpuid through the compiler's
+// __builtin_cpu_supports). The vector width the backend emits follows the CPU optimizer's lanes
+// (compiler/cpu/cpu_optimizer.h cpu_vector_lanes()): 16 float32 lanes need AVX-512F (zmm), 8 AVX2 (ymm), 4 SSE-width
+// VEX (xmm). The backend needs AVX2 and FMA at least; F16C for the float16 conversions.
+#pragma once
+#include <string>
+
+namespace doorbell::x86 {
+
+struct X86Features {
+  bool avx2 = false, fma = false, f16c = false, bmi2 = false;
+  bool avx512f = false, avx512vl = false, avx512dq = false, avx512bw = false;
+  // "avx2 fma f16c avx512f ...": part of the target's cache key.
+  std::string describe() const;
+};
+
+// The CPU this process runs on (computed once).
+const X86Features& host_x86_features();
+
+}  // namespace doorbell::x86

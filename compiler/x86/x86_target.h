@@ -1,0 +1,18 @@
+// The CPU's x86 target (compiler/target.h): the CPU pipeline (compiler/pipeline.h) with x86_lowering_options, then
+// instruction selection (compiler/x86/isel.h), register allocation (compiler/x86/regalloc.h) and the encoder
+// (compiler/x86/x86_encoder.h), in this process: no compiler subprocess. render() gives the kernel's assembly listing
+// (the PROGRAM's SOURCE; DEBUG=4 prints it), compile() assembles that listing into a relocatable ELF object that the
+// CPU device loads like clang's (compiler/cpu/elf_loader.h), with the same kernel ABI (compiler/cpu_kernel_abi.h).
+#pragma once
+#include "compiler/late_lowering.h"
+#include "compiler/target.h"
+
+namespace doorbell {
+
+// As c_lowering_options: float64 transcendentals and POW stay for libm calls, float32 ones are decomposed.
+LateLoweringOptions x86_lowering_options();
+
+// The process's x86 target for this CPU (renderer "X86"); vector lanes as the C target's.
+const Target& cpu_x86_target();
+
+}  // namespace doorbell
