@@ -12,6 +12,8 @@
 
 namespace doorbell::x86 {
 
+class ScalarSelector;
+
 class IselContext {
  public:
   IselContext(MachineFunction& mf, const IselOptions& options);
@@ -67,6 +69,7 @@ class IselContext {
   std::unordered_map<const UOpNode*, Reg> values_;
   std::unordered_map<const UOpNode*, int> uses_;
   std::unordered_map<std::string, int32_t> constants_;  // pool bytes -> label
+  ScalarSelector* selector_ = nullptr;  // the scalar selector (compiler/x86/isel_scalar.h) the value methods use
 };
 
 // Implemented in isel_vector.cpp: the statements whose values are vectors. Each throws std::invalid_argument naming

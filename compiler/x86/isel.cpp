@@ -1,0 +1,451 @@
+// Instruction selection's framework (compiler/x86/isel.h): IselContext, the entry (buffers, variables, core guard),
+// the statement dispatcher, loops (split ones through a 128-bit product as the C renderer's), addresses with their
+// constant part folded into the displacement, gates, stores and accumulators. Scalar values: isel_scalar_alu.cpp;
+// vector values: isel_vector.cpp. Facts relied on: firmware-notes/x86-isel.md.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+
+#include "compiler/x86/isel.h"
+#include "compiler/x86/isel_scalar.h"
+#include "ir/exec_alu.h"
+#include "ir/kernel_variables.h"
+#include "ir/printer.h"
+#include "ir/reduce_identity.h"
+
+namespace doorbell::x86 {
+
+// ---------------------------------------------------------------------------------------------------------------
+// Shared helpers
+
+void isel_fail(const std::string& what, const UOp& u) {
+  throw std::invalid_argument("x86 isel: " + what + ": " + print_node(u));
+}
+
+bool is_double_dtype(DType d) { return d.scalar_type == ScalarType::Float64 || d.scalar_type == ScalarType::WeakFloat; }
+bool is_half_dtype(DType d) { return d.scalar_type == ScalarType::Float16 || d.scalar_type == ScalarType::BFloat16; }
+uint16_t natural_bits(DType d) {
+  if (d.is_bool()) return 8;
+  if (d.scalar_type == ScalarType::WeakInt) return 64;
+  return static_cast<uint16_t>(d.bitsize());
+}
+uint16_t op_bits(DType d) { return natural_bits(d) == 64 ? 64 : 32; }
+
+namespace {
+constexpr Mn kJcc[] = {Mn::je, Mn::jne, Mn::jl, Mn::jle, Mn::jg, Mn::jge, Mn::jb, Mn::jbe, Mn::ja, Mn::jae, Mn::jp, Mn::jnp};
+constexpr Mn kSetcc[] = {Mn::sete, Mn::setne, Mn::setl, Mn::setle, Mn::setg, Mn::setge,
+                         Mn::setb, Mn::setbe, Mn::seta, Mn::setae, Mn::setp, Mn::setnp};
+constexpr Mn kCmovcc[] = {Mn::cmove, Mn::cmovne, Mn::cmovl, Mn::cmovle, Mn::cmovg, Mn::cmovge,
+                          Mn::cmovb, Mn::cmovbe, Mn::cmova, Mn::cmovae, Mn::cmovp, Mn::cmovnp};
+constexpr Cc kNegate[] = {Cc::NE, Cc::E, Cc::GE, Cc::G, Cc::LE, Cc::L, Cc::AE, Cc::A, Cc::BE, Cc::B, Cc::NP, Cc::P};
+}  // namespace
+
+Mn jcc(Cc c) { return kJcc[static_cast<int>(c)]; }
+Mn setcc(Cc c) { return kSetcc[static_cast<int>(c)]; }
+Mn cmovcc(Cc c) { return kCmovcc[static_cast<int>(c)]; }
+Cc negate(Cc c) { return kNegate[static_cast<int>(c)]; }
+
+namespace {
+
+Mem arg_slot(int slot, uint16_t bits) {
+  Mem m;
+  m.kind = MemBase::ARG;
+  m.has_base = false;
+  m.slot = slot;
+  m.bits = bits;
+  return m;
+}
+
+Mem at(Reg base, int32_t disp, uint16_t bits) {
+  Mem m;
+  m.base = with_bits(base, 64);
+  m.disp = disp;
+  m.bits = bits;
+  return m;
+}
+
+bool fits_i32(__int128 v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+// IselContext
+
+IselContext::IselContext(MachineFunction& f, const IselOptions& o) : mf(f), options(o) {
+  if (o.vector_lanes != 4 && o.vector_lanes != 8 && o.vector_lanes != 16)
+    throw std::invalid_argument("x86 isel: vector_lanes is " + std::to_string(o.vector_lanes) + "; expected 4, 8 or 16");
+  vector_bits = static_cast<uint16_t>(32 * o.vector_lanes);
+  evex = o.vector_lanes == 16;
+}
+
+Inst& IselContext::emit(Mn op, std::initializer_list<Operand> operands) {
+  if (operands.size() > 4) throw std::invalid_argument("x86 isel: " + std::string(mnemonic_name(op)) + " with more than 4 operands");
+  Inst inst;
+  inst.op = op;
+  inst.n = static_cast<uint8_t>(operands.size());
+  int k = 0;
+  for (const Operand& o : operands) inst.o[k++] = o;
+  mf.code.push_back(inst);
+  return mf.code.back();
+}
+
+void IselContext::place_label(int32_t label) { emit(Mn::LABEL, {op_label(label)}); }
+
+Mem IselContext::constant(const std::string& bytes, uint32_t align, uint16_t access_bits) {
+  std::string key = std::to_string(align) + ":" + bytes;
+  auto it = constants_.find(key);
+  int32_t label;
+  if (it != constants_.end()) {
+    label = it->second;
+  } else {
+    label = new_label();
+    mf.constants.push_back(ConstantData{label, align, bytes});
+    constants_.emplace(key, label);
+  }
+  Mem m;
+  m.kind = MemBase::RIP;
+  m.has_base = false;
+  m.label = label;
+  m.bits = access_bits;
+  return m;
+}
+
+Mem IselContext::local_slot(uint32_t bytes, uint16_t access_bits) {
+  Mem m;
+  m.kind = MemBase::LOCAL;
+  m.has_base = false;
+  m.slot = static_cast<int32_t>(mf.locals.size());
+  m.bits = access_bits;
+  mf.locals.push_back(bytes);
+  return m;
+}
+
+int32_t IselContext::extern_symbol(const std::string& name) {
+  for (size_t i = 0; i < mf.externs.size(); i++)
+    if (mf.externs[i] == name) return static_cast<int32_t>(i);
+  mf.externs.push_back(name);
+  return static_cast<int32_t>(mf.externs.size() - 1);
+}
+
+Reg IselContext::reg_of(const UOp& u) const {
+  auto it = values_.find(u.get());
+  if (it == values_.end()) throw std::invalid_argument("x86 isel: a value is used before it is defined: " + print_node(u));
+  return it->second;
+}
+
+Reg IselContext::scalar(const UOp& u) { return selector_->scalar(u); }
+Reg IselContext::scalar_gpr32(const UOp& u) { return selector_->scalar_gpr32(u); }
+int IselContext::uses(const UOp& u) const { return selector_->uses(u); }
+Mem IselContext::element(const UOp& index, uint16_t access_bits) { return selector_->element(index, access_bits); }
+int32_t IselContext::branch_unless_gate(const UOp& index) { return selector_->branch_unless_gate(index); }
+Reg IselContext::scalar_combine(Ops op, DType d, Reg a, Reg b) { return selector_->combine(op, d, a, b); }
+
+// ---------------------------------------------------------------------------------------------------------------
+// ScalarSelector: framework
+
+ScalarSelector::ScalarSelector(IselContext& c, const LoweredKernel& k, const std::vector<Statement>& s)
+    : cx(c), kernel(k), statements(s) {
+  cx.selector_ = this;
+}
+
+int ScalarSelector::uses(const UOp& u) const {
+  auto it = uses_.find(u.get());
+  return it == uses_.end() ? 0 : it->second;
+}
+
+// Which nodes need no register of their own: compares read only as gates and by scalar WHEREs (re-emitted as
+// cmp + jcc / cmovcc there), and ADD(x, CONST) read only as INDEX offsets (folded into the displacement).
+void ScalarSelector::analyze() {
+  for (const UOp& u : kernel.sink.toposort())
+    for (size_t i = 0; i < u.src().size(); i++) {
+      uses_[u.src(i).get()]++;
+      consumers_[u.src(i).get()].emplace_back(u, i);
+    }
+  for (const Statement& s : statements) {
+    const UOp& u = s.u;
+    if (s.kind != StatementKind::VALUE || u.dtype().lanes != 1) continue;
+    auto it = consumers_.find(u.get());
+    if (it == consumers_.end()) continue;
+    const auto& cons = it->second;
+    if (u.op() == Ops::CMPLT || u.op() == Ops::CMPNE || u.op() == Ops::CMPEQ) {
+      bool ok = !cons.empty();
+      for (const auto& [c, i] : cons)
+        ok &= (c.op() == Ops::WHERE && i == 0 && c.dtype().lanes == 1) || (c.op() == Ops::INDEX && i == 2);
+      if (ok) remat_compares_.insert(u.get());
+    } else if (u.op() == Ops::ADD && u.dtype().is_int() && (u.src(0).op() == Ops::CONST || u.src(1).op() == Ops::CONST)) {
+      bool ok = !cons.empty();
+      for (const auto& [c, i] : cons) ok &= c.op() == Ops::INDEX && i == 1 && indexed_buffer(c).op() == Ops::PARAM;
+      if (ok) address_only_.insert(u.get());
+    }
+  }
+}
+
+void ScalarSelector::run() {
+  analyze();
+  for (const Statement& s : statements) any_split_ |= s.kind == StatementKind::BEGIN_LOOP && s.split;
+  return_label_ = cx.new_label();
+  entry();
+  for (const Statement& s : statements) statement(s);
+  if (!loops_.empty()) isel_fail("a loop is not closed", loops_.back().range);
+  cx.place_label(return_label_);
+  cx.emit(Mn::vzeroupper, {});  // vector code may have dirtied the upper halves; SysV callers expect them clean
+  cx.emit(Mn::ret, {});
+}
+
+// The C renderer's prologue: dataN = bufs[N] for each GLOBAL PARAM, varN = vars[N] in kernel_variables order, and
+// `if (core_id != 0) return` when no loop is divided among the cores.
+void ScalarSelector::entry() {
+  std::map<int64_t, UOp> params;
+  for (const UOp& u : kernel.sink.toposort())
+    if (u.op() == Ops::PARAM && u.arg_as<ParamArg>().addrspace == AddrSpace::GLOBAL) params.emplace(u.arg_as<ParamArg>().slot, u);
+  if (!params.empty()) {
+    Reg bufs = cx.new_gpr();
+    cx.emit(Mn::mov, {op_reg(bufs), op_mem(arg_slot(0, 64))});
+    for (const auto& [slot, p] : params) {
+      if (!fits_i32(static_cast<__int128>(slot) * 8) || slot < 0) isel_fail("a buffer slot out of range", p);
+      Reg base = cx.new_gpr();
+      cx.emit(Mn::mov, {op_reg(base), op_mem(at(bufs, static_cast<int32_t>(slot * 8), 64))});
+      buffer_base_[slot] = base;
+      cx.define(p, base);
+    }
+  }
+  std::vector<UOp> vars = kernel_variables(kernel.sink);
+  if (!vars.empty()) {
+    Reg vp = cx.new_gpr();
+    cx.emit(Mn::mov, {op_reg(vp), op_mem(arg_slot(1, 64))});
+    for (size_t i = 0; i < vars.size(); i++) {
+      DType d = vars[i].dtype();
+      Mem m = at(vp, static_cast<int32_t>(i * 8), 64);
+      if (d.is_float()) {  // (double)vars[i] or (float)vars[i]: the int64 converted
+        Reg r = cx.new_vec(128);
+        cx.emit(is_double_dtype(d) ? Mn::vcvtsi2sd : Mn::vcvtsi2ss, {op_reg(r), op_reg(r), op_mem(m)});
+        cx.define(vars[i], r);
+      } else {  // the low bits of the int64: the C cast's value
+        Reg r = cx.new_gpr();
+        cx.emit(Mn::mov, {op_reg(r), op_mem(m)});
+        cx.define(vars[i], with_bits(r, natural_bits(d)));
+      }
+    }
+  }
+  if (!any_split_) {
+    cx.emit(Mn::cmp, {op_mem(arg_slot(2, 32)), op_imm(0)});
+    cx.emit(Mn::jne, {op_label(return_label_)});
+  }
+}
+
+void ScalarSelector::statement(const Statement& s) {
+  const UOp& u = s.u;
+  switch (s.kind) {
+    case StatementKind::BEGIN_LOOP: return begin_loop(s);
+    case StatementKind::END_LOOP:
+      if (loops_.empty() || !(loops_.back().range == u)) isel_fail("END_LOOP of a loop that is not the innermost open one", u);
+      return end_loop();
+    case StatementKind::VALUE:
+      if (u.dtype().lanes > 1) return select_vector_value(cx, u);
+      if (remat_compare(u) || address_only_.count(u.get())) return;  // emitted where they are read
+      cx.define(u, value(u));
+      return;
+    case StatementKind::ACC_INIT:
+      if (u.dtype().lanes > 1) return select_vector_acc_init(cx, u);
+      return acc_init(u);
+    case StatementKind::ACC_UPDATE: {
+      if (u.dtype().lanes == 1 && u.src(0).dtype().lanes == 1) return acc_update(u);
+      // the accumulator must stay in its register across iterations: a fold that left it elsewhere is moved back
+      Reg before = cx.reg_of(u);
+      select_vector_acc_update(cx, u);
+      Reg after = cx.reg_of(u);
+      if (!(after == before)) {
+        Mn mv = before.cls == RegClass::GPR ? Mn::mov : Mn::vmovaps;
+        cx.emit(mv, {op_reg(with_bits(before, before.cls == RegClass::GPR ? op_bits(u.dtype()) : before.bits)), op_reg(with_bits(after, before.cls == RegClass::GPR ? op_bits(u.dtype()) : before.bits))});
+        cx.define(u, before);
+      }
+      return;
+    }
+    case StatementKind::STORE: {
+      int32_t skip = core_zero_guard();
+      if (u.src(1).dtype().lanes > 1) select_vector_store(cx, u);
+      else store(u);
+      if (skip >= 0) cx.place_label(skip);
+      return;
+    }
+    case StatementKind::BARRIER:  // as the C renderer: only GPU kernels have thread blocks
+      isel_fail("a BARRIER needs a GPU thread block", u);
+  }
+  isel_fail("unknown statement kind", u);
+}
+
+int32_t ScalarSelector::core_zero_guard() {
+  if (!any_split_) return -1;
+  for (const Loop& l : loops_)
+    if (l.split) return -1;
+  int32_t skip = cx.new_label();
+  cx.emit(Mn::cmp, {op_mem(arg_slot(2, 32)), op_imm(0)});
+  cx.emit(Mn::jne, {op_label(skip)});
+  return skip;
+}
+
+// for (c = lo; c < hi; c++): the counter in a 64-bit register, the end as an immediate where it is a constant; the
+// body is entered only when the range is not empty and closed by `cmp; jl top` (a backward jump: the allocator's
+// loop marker).
+void ScalarSelector::begin_loop(const Statement& s) {
+  const UOp& r = s.u;
+  if (r.op() != Ops::RANGE) isel_fail("BEGIN_LOOP of a node that is not a RANGE", r);
+  if (!r.dtype().is_int()) isel_fail("a loop counter must be an integer", r);
+  const UOp& end = r.src(0);
+  Loop l;
+  l.range = r;
+  l.split = s.split;
+  l.counter = cx.new_gpr();
+  l.top = cx.new_label();
+  l.exit = cx.new_label();
+  std::optional<Operand> end_op;
+  if (s.split) {
+    // lo = (__int128)end * core_id / core_count, hi likewise with core_id + 1: one-operand imul gives rdx:rax, idiv
+    // divides it (the quotient lies between 0 and end: it fits)
+    Reg e = ext(end, 64);
+    Reg lo = cx.new_gpr(), hi = cx.new_gpr();
+    const Reg rax = gpr(RAX), rcx = gpr(RCX);
+    for (int part = 0; part < 2; part++) {
+      cx.emit(Mn::mov, {op_reg(rax), op_reg(e)});
+      cx.emit(Mn::movsxd, {op_reg(rcx), op_mem(arg_slot(2, 32))});
+      if (part == 1) cx.emit(Mn::add, {op_reg(rcx), op_imm(1)});
+      cx.emit(Mn::imul, {op_reg(rcx)});
+      cx.emit(Mn::movsxd, {op_reg(rcx), op_mem(arg_slot(3, 32))});
+      cx.emit(Mn::idiv, {op_reg(rcx)});
+      cx.emit(Mn::mov, {op_reg(part == 0 ? lo : hi), op_reg(rax)});
+    }
+    cx.emit(Mn::mov, {op_reg(l.counter), op_reg(lo)});
+    end_op = op_reg(hi);
+    cx.emit(Mn::cmp, {op_reg(l.counter), *end_op});
+    cx.emit(Mn::jge, {op_label(l.exit)});
+  } else {
+    cx.emit(Mn::mov, {op_reg(with_bits(l.counter, 32)), op_imm(0)});
+    if (end.op() == Ops::CONST) {
+      __int128 n = int_value(end.dtype(), std::get<int64_t>(end.const_value()));
+      if (fits_i32(n)) end_op = op_imm(static_cast<int64_t>(n));
+      else end_op = op_reg(ext(end, 64));
+      if (n <= 0) cx.emit(Mn::jmp, {op_label(l.exit)});  // an empty loop: its body is never entered
+    } else {
+      end_op = op_reg(ext(end, 64));
+      cx.emit(Mn::cmp, {op_reg(l.counter), *end_op});
+      cx.emit(Mn::jge, {op_label(l.exit)});
+    }
+  }
+  l.end = end_op;
+  cx.place_label(l.top);
+  cx.define(r, with_bits(l.counter, natural_bits(r.dtype())));
+  loops_.push_back(l);
+}
+
+void ScalarSelector::end_loop() {
+  Loop l = loops_.back();
+  loops_.pop_back();
+  cx.emit(Mn::add, {op_reg(l.counter), op_imm(1)});
+  cx.emit(Mn::cmp, {op_reg(l.counter), *l.end});
+  cx.emit(Mn::jl, {op_label(l.top)});
+  cx.place_label(l.exit);
+}
+
+// [base + offset * size + disp]: the constant terms of the offset (ADD(x, CONST)) go into the displacement, the
+// rest is an index register (sign-extended to 64 bits when narrower) scaled by the element size.
+Mem ScalarSelector::element(const UOp& index, uint16_t access_bits) {
+  if (index.op() != Ops::INDEX) isel_fail("an address must be an INDEX", index);
+  const UOp& buf = indexed_buffer(index);
+  if (buf.op() != Ops::PARAM || buf.arg_as<ParamArg>().addrspace != AddrSpace::GLOBAL)
+    isel_fail("only global buffers (PARAM) can be addressed on the CPU", index);
+  auto base_it = buffer_base_.find(buf.arg_as<ParamArg>().slot);
+  if (base_it == buffer_base_.end()) isel_fail("a buffer without a base register", buf);
+  const int64_t size = buf.dtype().scalar().itemsize();
+  Mem m = at(base_it->second, 0, access_bits);
+  __int128 disp = 0;
+  UOp off = index.src(1);
+  for (;;) {
+    if (off.op() == Ops::CONST) break;
+    if (off.op() != Ops::ADD || !off.dtype().is_int()) break;
+    int ci = off.src(1).op() == Ops::CONST ? 1 : off.src(0).op() == Ops::CONST ? 0 : -1;
+    if (ci < 0) break;
+    __int128 c = int_value(off.src(ci).dtype(), std::get<int64_t>(off.src(ci).const_value()));
+    if (!fits_i32(disp + c * size)) break;
+    disp += c * size;
+    off = off.src(1 - ci);
+  }
+  if (off.op() == Ops::CONST) {
+    __int128 c = int_value(off.dtype(), std::get<int64_t>(off.const_value()));
+    if (fits_i32(disp + c * size)) {
+      m.disp = static_cast<int32_t>(disp + c * size);
+      return m;
+    }
+  }
+  Reg idx = ext(off, 64);
+  if (size == 1 || size == 2 || size == 4 || size == 8) {
+    m.scale = static_cast<uint8_t>(size);
+  } else {
+    Reg scaled = cx.new_gpr();
+    cx.emit(Mn::imul, {op_reg(scaled), op_reg(idx), op_imm(size)});
+    idx = scaled;
+  }
+  m.has_index = true;
+  m.index = with_bits(idx, 64);
+  m.disp = static_cast<int32_t>(disp);
+  return m;
+}
+
+int32_t ScalarSelector::branch_unless_gate(const UOp& index) {
+  if (index.op() != Ops::INDEX) isel_fail("a gate belongs to an INDEX", index);
+  if (index.src().size() < 3) return -1;
+  int32_t label = cx.new_label();
+  branch_unless(condition(index.src(2)), label);
+  return label;
+}
+
+// The C renderer's store: `if (gate) data[offset] = (storage type)value`, the core guard already emitted.
+void ScalarSelector::store(const UOp& st) {
+  const UOp& index = st.src(0);
+  DType d = indexed_buffer(index).dtype().scalar();
+  uint16_t bits = static_cast<uint16_t>(d.itemsize() * 8);
+  Mem m = element(index, bits);
+  int32_t skip = branch_unless_gate(index);
+  store_value(st, m);
+  if (skip >= 0) cx.place_label(skip);
+}
+
+void ScalarSelector::acc_init(const UOp& reduce) {
+  DType d = reduce.dtype();
+  // not remat: the register is redefined by every update
+  cx.define(reduce, constant_reg(d, accumulator_start(reduce.arg_as<ReduceArg>().op, d.scalar()), false));
+}
+
+void ScalarSelector::acc_update(const UOp& reduce) {
+  Ops op = reduce.arg_as<ReduceArg>().op;
+  DType d = reduce.dtype();
+  Reg acc = cx.reg_of(reduce);
+  const UOp& term = reduce.src(0);
+  if (d.is_float()) {
+    combine_into(op, d, acc, scalar(term), is_half_dtype(d) && op != Ops::MAX);
+    return;
+  }
+  // integer and bool terms may be immediates
+  uint16_t w = op_bits(d);
+  if (auto i = imm(term, w); i && (op == Ops::ADD || (op == Ops::MUL && d.is_bool()))) {
+    Mn mn = d.is_bool() ? (op == Ops::ADD ? Mn::or_ : Mn::and_) : Mn::add;
+    cx.emit(mn, {op_reg(with_bits(acc, w)), *i});
+    return;
+  }
+  combine_into(op, d, acc, d.is_bool() ? scalar(term) : ext(term, w), false);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+MachineFunction select_instructions(const std::string& name, const LoweredKernel& kernel,
+                                    const std::vector<Statement>& statements, const IselOptions& options) {
+  if (!kernel.sink) throw std::invalid_argument("x86 isel: the kernel has no SINK");
+  MachineFunction mf;
+  mf.name = name;
+  IselContext cx(mf, options);
+  ScalarSelector sel(cx, kernel, statements);
+  sel.run();
+  return mf;
+}
+
+}  // namespace doorbell::x86
