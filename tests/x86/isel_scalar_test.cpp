@@ -67,3 +67,120 @@ TEST(IselScalar, ElementwiseAddLoadsAddsAndStoresInOneLoop) {
 
 }  // namespace
 }  // namespace doorbell::x86
+
+namespace doorbell::x86 {
+namespace {
+
+// Whether some instruction of `mf` lies between a jump to `label`'s target and the target (the branch skips it).
+bool skipped_by_a_forward_branch(const MachineFunction& mf, Mn what) {
+  for (size_t i = 0; i < mf.code.size(); i++) {
+    const Inst& j = mf.code[i];
+    if (j.op == Mn::jmp || j.op == Mn::LABEL || j.op == Mn::CALL_EXTERN || j.n != 1 || j.o[0].kind != Operand::Kind::LABEL) continue;
+    for (size_t k = i + 1; k < mf.code.size(); k++) {
+      if (mf.code[k].op == Mn::LABEL && mf.code[k].o[0].imm == j.o[0].imm) break;
+      if (mf.code[k].op == what) return true;
+    }
+  }
+  return false;
+}
+
+TEST(IselScalar, AGatedLoadBranchesAroundTheLoadAndStartsFromZero) {
+  NooptScope noopt(true);
+  Tensor a(std::vector<float>{1, 2, 3});
+  MachineFunction mf = select(a.pad({{2, 1}}));
+  EXPECT_TRUE(skipped_by_a_forward_branch(mf, Mn::vmovss)) << listing(mf);
+}
+
+TEST(IselScalar, AGateThatIsOneCompareIsReEmittedAtTheBranchAndTheSelect) {
+  NooptScope noopt(true);
+  Tensor a(std::vector<int32_t>{1, 2, 3});
+  MachineFunction mf = select(a.pad({{0, 2}}));  // i < 3 gates the load and selects it
+  EXPECT_TRUE(skipped_by_a_forward_branch(mf, Mn::mov)) << listing(mf);
+  EXPECT_EQ(count(mf, Mn::setl), 0) << "the gate is never a 0/1 value\n" << listing(mf);
+  EXPECT_EQ(count(mf, Mn::cmovl), 1) << listing(mf);
+}
+
+TEST(IselScalar, AnIntegerCompareReadOnlyByAWhereBecomesCmpAndCmov) {
+  NooptScope noopt(true);
+  Tensor a(std::vector<int32_t>{1, -2, 3}), b(std::vector<int32_t>{0, 5, 3});
+  MachineFunction mf = select((a < b).where(a, b));
+  EXPECT_EQ(count(mf, Mn::cmovl), 1) << listing(mf);
+  EXPECT_EQ(count(mf, Mn::setl), 0) << listing(mf);
+}
+
+TEST(IselScalar, AFloatCompareReadOnlyByAWhereBecomesAMaskAndABlend) {
+  NooptScope noopt(true);
+  Tensor a(std::vector<float>{1, -2, 3}), b(std::vector<float>{0, 5, 3});
+  MachineFunction mf = select((a < b).where(a, b));
+  EXPECT_EQ(count(mf, Mn::vcmpss), 1) << listing(mf);
+  EXPECT_EQ(count(mf, Mn::vblendvps), 1) << listing(mf);
+  EXPECT_EQ(count(mf, Mn::seta), 0) << listing(mf);
+}
+
+TEST(IselScalar, ASplitLoopDividesItsRangeWithA128BitProduct) {
+  NooptScope noopt(true);
+  Tensor a(std::vector<float>{1, 2, 3, 4});
+  MachineFunction mf = select(a * 2);
+  EXPECT_EQ(count(mf, Mn::imul), 2) << "lo and hi: one-operand imul each\n" << listing(mf);
+  EXPECT_EQ(count(mf, Mn::idiv), 2) << listing(mf);
+  int one_operand = 0;
+  for (const Inst& i : mf.code) one_operand += i.op == Mn::imul && i.n == 1 && !i.o[0].reg.virt;
+  EXPECT_EQ(one_operand, 2);
+  EXPECT_EQ(count(mf, Mn::vmulss), 1) << listing(mf);
+}
+
+TEST(IselScalar, AKernelWithoutASplitLoopReturnsOnEveryCoreButTheFirst) {
+  NooptScope noopt(true);
+  Tensor a(std::vector<float>{1, 2, 3, 4});
+  MachineFunction mf = select(a.sum());
+  ASSERT_GE(mf.code.size(), 2u);
+  bool guard = false;
+  for (size_t i = 0; i + 1 < mf.code.size(); i++) {
+    const Inst &c = mf.code[i], &j = mf.code[i + 1];
+    guard |= c.op == Mn::cmp && c.o[0].kind == Operand::Kind::MEM && c.o[0].mem.kind == MemBase::ARG && c.o[0].mem.slot == 2 &&
+             c.o[1].kind == Operand::Kind::IMM && c.o[1].imm == 0 && j.op == Mn::jne;
+  }
+  EXPECT_TRUE(guard) << listing(mf);
+  EXPECT_EQ(count(mf, Mn::idiv), 0) << listing(mf);
+  EXPECT_EQ(count(mf, Mn::vaddss), 1) << "the accumulator's update\n" << listing(mf);
+}
+
+TEST(IselScalar, AConstantOffsetBecomesTheDisplacement) {
+  NooptScope noopt(true);
+  Tensor a(std::vector<float>{1, 2, 3, 4, 5, 6});
+  MachineFunction mf = select(a.shrink({{2, 5}}) + 1);
+  bool disp8 = false;
+  for (const Inst& i : mf.code)
+    if (i.op == Mn::vmovss && i.o[1].kind == Operand::Kind::MEM && i.o[1].mem.kind == MemBase::REG)
+      disp8 |= i.o[1].mem.disp == 8 && i.o[1].mem.has_index && i.o[1].mem.scale == 4;
+  EXPECT_TRUE(disp8) << "a[i + 2]: [base + 4*i + 8]\n" << listing(mf);
+  int adds = 0;
+  for (const Inst& i : mf.code) adds += i.op == Mn::add && i.o[0].reg.virt;
+  EXPECT_EQ(adds, 1) << "only the loop counter's increment: the + 2 is folded\n" << listing(mf);
+}
+
+TEST(IselScalar, SignedDivisionUsesIdivOnRaxAndTheRemainderFromRdx) {
+  NooptScope noopt(true);
+  Tensor a(std::vector<int32_t>{7, -7, 9}), b(std::vector<int32_t>{2, 3, -4});
+  MachineFunction mf = select(a.mod(b));
+  EXPECT_GE(count(mf, Mn::cdq), 1) << listing(mf);
+  EXPECT_GE(count(mf, Mn::idiv), 3) << "two for the split bounds, one or more for the op\n" << listing(mf);
+}
+
+TEST(IselScalar, ABarrierIsRejectedNamingTheNode) {
+  NooptScope noopt(true);
+  Tensor a(std::vector<float>{1, 2});
+  std::vector<UOp> sinks = kernel_sinks({a + 1});
+  LoweredKernel k = cpu_c_target().lower(sinks.at(0), false);
+  std::vector<Statement> st = linearize(k.sink);
+  st.insert(st.begin(), Statement{StatementKind::BARRIER, UOp::make(Ops::BARRIER, dtypes::void_, {})});
+  try {
+    select_instructions("k", k, st, IselOptions{});
+    FAIL() << "a BARRIER was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("x86 isel: a BARRIER needs a GPU thread block: "), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace doorbell::x86
