@@ -218,8 +218,9 @@ void ScalarSelector::entry() {
       DType d = vars[i].dtype();
       Mem m = at(vp, static_cast<int32_t>(i * 8), 64);
       if (d.is_float()) {  // (double)vars[i] or (float)vars[i]: the int64 converted
-        Reg r = cx.new_vec(128);
-        cx.emit(is_double_dtype(d) ? Mn::vcvtsi2sd : Mn::vcvtsi2ss, {op_reg(r), op_reg(r), op_mem(m)});
+        Reg r = cx.new_vec(128), z = cx.new_vec(128);
+        cx.emit(Mn::vmovss, {op_reg(z), op_mem(cx.constant(std::string(4, '\0'), 4, 32))}).remat = true;
+        cx.emit(is_double_dtype(d) ? Mn::vcvtsi2sd : Mn::vcvtsi2ss, {op_reg(r), op_reg(z), op_mem(m)});
         cx.define(vars[i], r);
       } else {  // the low bits of the int64: the C cast's value
         Reg r = cx.new_gpr();

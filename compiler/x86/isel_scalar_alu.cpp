@@ -357,15 +357,19 @@ Reg ScalarSelector::int_to_float(const UOp& src, bool dbl) {
   DType t = src.dtype();
   Mn cvt = dbl ? Mn::vcvtsi2sd : Mn::vcvtsi2ss;
   Reg d = cx.new_vec(128);
+  // the conversions keep their first source's upper lanes: a zero register there, not d itself (which would read d
+  // before any definition and make it look loop-carried)
+  Reg z = cx.new_vec(128);
+  cx.emit(Mn::vmovss, {X(z), op_mem(cx.constant(le_bytes(0, 4), 4, 32))}).remat = true;
   uint16_t n = natural_bits(t);
   if (t.scalar_type == ScalarType::UInt64) {
     Reg x = scalar(src);
     if (cx.options.features.avx512f) {
-      cx.emit(dbl ? Mn::vcvtusi2sd : Mn::vcvtusi2ss, {X(d), X(d), R(x, 64)});
+      cx.emit(dbl ? Mn::vcvtusi2sd : Mn::vcvtusi2ss, {X(d), X(z), R(x, 64)});
       return d;
     }
     int32_t done = cx.new_label();
-    cx.emit(cvt, {X(d), X(d), R(x, 64)});
+    cx.emit(cvt, {X(d), X(z), R(x, 64)});
     cx.emit(Mn::test, {R(x, 64), R(x, 64)});
     cx.emit(Mn::jns, {op_label(done)});
     Reg h = cx.new_gpr(), lo = cx.new_gpr();
@@ -374,17 +378,17 @@ Reg ScalarSelector::int_to_float(const UOp& src, bool dbl) {
     cx.emit(Mn::mov, {R(lo, 32), R(x, 32)});
     cx.emit(Mn::and_, {R(lo, 32), op_imm(1)});
     cx.emit(Mn::or_, {R(h, 64), R(lo, 64)});
-    cx.emit(cvt, {X(d), X(d), R(h, 64)});
+    cx.emit(cvt, {X(d), X(z), R(h, 64)});
     cx.emit(dbl ? Mn::vaddsd : Mn::vaddss, {X(d), X(d), X(d)});
     cx.place_label(done);
     return d;
   }
   if (n == 64) {
-    cx.emit(cvt, {X(d), X(d), R(scalar(src), 64)});
+    cx.emit(cvt, {X(d), X(z), R(scalar(src), 64)});
   } else if (t.scalar_type == ScalarType::UInt32) {
-    cx.emit(cvt, {X(d), X(d), R(ext(src, 64), 64)});
+    cx.emit(cvt, {X(d), X(z), R(ext(src, 64), 64)});
   } else {
-    cx.emit(cvt, {X(d), X(d), R(ext(src, 32), 32)});
+    cx.emit(cvt, {X(d), X(z), R(ext(src, 32), 32)});
   }
   return d;
 }
@@ -491,8 +495,7 @@ Reg ScalarSelector::select_bitcast(const UOp& u) {
   if (is_double_dtype(o)) { Reg d = cx.new_vec(128); cx.emit(Mn::vmovq, {X(d), R(bits, 64)}); return d; }
   if (o.is_float()) { Reg d = cx.new_vec(128); cx.emit(Mn::vmovd, {X(d), R(bits, 32)}); return d; }
   if (o.is_bool()) {  // (uint8_t)(bits != 0)
-    uint16_t n = natural_bits(i.is_float() ? o : i);
-    if (i.is_float()) n = static_cast<uint16_t>(i.itemsize() * 8);
+    uint16_t n = static_cast<uint16_t>(i.itemsize() * 8);
     Reg d = cx.new_gpr();
     cx.emit(Mn::test, {R(bits, n), R(bits, n)});
     cx.emit(Mn::setne, {R(d, 8)});
@@ -681,14 +684,16 @@ Reg ScalarSelector::select_int_alu(const UOp& u) {
   uint16_t w = op_bits(d), n = natural_bits(d);
   bool sign = !d.is_unsigned() && !b;
   auto src = [&](size_t i) { return b ? scalar(u.src(i)) : ext(u.src(i), w); };
+  // ring and bitwise ops need only the operands' low bits: a register as it is, a constant materialized
+  auto low = [&](const UOp& x) { return x.op() == Ops::CONST || b ? (b ? scalar(x) : ext(x, w)) : scalar(x); };
   // a two-address op in three-address form; a constant second source as an immediate, commuting where allowed
   auto two = [&](Mn op, bool commutes) {
     const UOp *a = &u.src(0), *c = &u.src(1);
     if (commutes && a->op() == Ops::CONST && c->op() != Ops::CONST) std::swap(a, c);
     Reg r = cx.new_gpr();
-    Reg ra = b ? scalar(*a) : ext(*a, w);
+    Reg ra = low(*a);
     std::optional<Operand> ib = imm(*c, w);
-    Inst& i = cx.emit(op, {R(r, w), R(ra, w), ib ? *ib : R(b ? scalar(*c) : ext(*c, w), w)});
+    Inst& i = cx.emit(op, {R(r, w), R(ra, w), ib ? *ib : R(low(*c), w)});
     i.tied = true;
     return with_bits(r, n);
   };
@@ -704,9 +709,9 @@ Reg ScalarSelector::select_int_alu(const UOp& u) {
       if (a->op() == Ops::CONST && c->op() != Ops::CONST) std::swap(a, c);
       Reg r = cx.new_gpr();
       if (auto ic = imm(*c, w)) {
-        cx.emit(Mn::imul, {R(r, w), R(ext(*a, w), w), *ic});
+        cx.emit(Mn::imul, {R(r, w), R(low(*a), w), *ic});
       } else {
-        Inst& i = cx.emit(Mn::imul, {R(r, w), R(ext(*a, w), w), R(ext(*c, w), w)});
+        Inst& i = cx.emit(Mn::imul, {R(r, w), R(low(*a), w), R(low(*c), w)});
         i.tied = true;
       }
       return with_bits(r, n);
@@ -714,7 +719,7 @@ Reg ScalarSelector::select_int_alu(const UOp& u) {
     case Ops::NEG: {
       if (b) return scalar(u.src(0));
       Reg r = cx.new_gpr();
-      Inst& i = cx.emit(Mn::neg, {R(r, w), R(ext(u.src(0), w), w)});
+      Inst& i = cx.emit(Mn::neg, {R(r, w), R(low(u.src(0)), w)});
       i.tied = true;
       return with_bits(r, n);
     }
@@ -736,17 +741,17 @@ Reg ScalarSelector::select_int_alu(const UOp& u) {
         return with_bits(r, 8);
       }
       Reg p = cx.new_gpr(), r = cx.new_gpr();
-      Inst& i = cx.emit(Mn::imul, {R(p, w), R(src(0), w), R(src(1), w)});
+      Inst& i = cx.emit(Mn::imul, {R(p, w), R(low(u.src(0)), w), R(low(u.src(1)), w)});
       i.tied = true;
       std::optional<Operand> ic = imm(u.src(2), w);
-      Inst& j = cx.emit(Mn::add, {R(r, w), R(p, w), ic ? *ic : R(src(2), w)});
+      Inst& j = cx.emit(Mn::add, {R(r, w), R(p, w), ic ? *ic : R(low(u.src(2)), w)});
       j.tied = true;
       return with_bits(r, n);
     }
     case Ops::SHL: case Ops::SHR: {
       if (b) isel_fail("a shift of bools", u);
       Mn op = u.op() == Ops::SHL ? Mn::shl : sign ? Mn::sar : Mn::shr;
-      Reg a = u.op() == Ops::SHL ? ext(u.src(0), w) : ext(u.src(0), w), r = cx.new_gpr();
+      Reg a = u.op() == Ops::SHL ? low(u.src(0)) : ext(u.src(0), w), r = cx.new_gpr();
       if (u.src(1).op() == Ops::CONST) {  // lower_late made it < the width
         int64_t s = std::get<int64_t>(u.src(1).const_value()) & (w - 1);
         Inst& i = cx.emit(op, {R(r, w), R(a, w), op_imm(s)});
