@@ -697,8 +697,26 @@ Reg ScalarSelector::select_int_alu(const UOp& u) {
     i.tied = true;
     return with_bits(r, n);
   };
+  // a + b as lea: three-address without a tie or a flags write (index arithmetic is mostly sums)
+  auto lea_add = [&]() {
+    const UOp *a = &u.src(0), *c = &u.src(1);
+    if (a->op() == Ops::CONST && c->op() != Ops::CONST) std::swap(a, c);
+    Reg r = cx.new_gpr();
+    Mem m;
+    m.bits = 0;
+    m.base = with_bits(low(*a), 64);
+    std::optional<Operand> ic = imm(*c, 64);
+    if (ic) {
+      m.disp = static_cast<int32_t>(ic->imm);
+    } else {
+      m.has_index = true;
+      m.index = with_bits(low(*c), 64);
+    }
+    cx.emit(Mn::lea, {R(r, w), op_mem(m)});
+    return with_bits(r, n);
+  };
   switch (u.op()) {
-    case Ops::ADD: return two(b ? Mn::or_ : Mn::add, true);
+    case Ops::ADD: return b ? two(Mn::or_, true) : lea_add();
     case Ops::SUB: return two(b ? Mn::xor_ : Mn::sub, false);
     case Ops::AND: return two(Mn::and_, true);
     case Ops::OR: return two(Mn::or_, true);
