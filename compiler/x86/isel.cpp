@@ -90,7 +90,10 @@ Inst& IselContext::emit(Mn op, std::initializer_list<Operand> operands) {
   return mf.code.back();
 }
 
-void IselContext::place_label(int32_t label) { emit(Mn::LABEL, {op_label(label)}); }
+void IselContext::place_label(int32_t label) {
+  emit(Mn::LABEL, {op_label(label)});
+  if (selector_) selector_->joined();  // values made before the label may not exist on every path into it
+}
 
 Mem IselContext::constant(const std::string& bytes, uint32_t align, uint16_t access_bits) {
   std::string key = std::to_string(align) + ":" + bytes;
@@ -155,14 +158,16 @@ int ScalarSelector::uses(const UOp& u) const {
 }
 
 // Which nodes need no register of their own: compares read only as gates and by scalar WHEREs (re-emitted as
-// cmp + jcc / cmovcc there), and ADD(x, CONST) read only as INDEX offsets (folded into the displacement).
+// cmp + jcc / cmovcc there), and integer sums read only as INDEX offsets or by such sums (their terms go into the
+// address: constants into the displacement, the rest summed once per loop body and shared by the addresses).
 void ScalarSelector::analyze() {
   for (const UOp& u : kernel.sink.toposort())
     for (size_t i = 0; i < u.src().size(); i++) {
       uses_[u.src(i).get()]++;
       consumers_[u.src(i).get()].emplace_back(u, i);
     }
-  for (const Statement& s : statements) {
+  for (size_t k = statements.size(); k-- > 0;) {  // consumers before their sources
+    const Statement& s = statements[k];
     const UOp& u = s.u;
     if (s.kind != StatementKind::VALUE || u.dtype().lanes != 1) continue;
     auto it = consumers_.find(u.get());
@@ -173,9 +178,10 @@ void ScalarSelector::analyze() {
       for (const auto& [c, i] : cons)
         ok &= (c.op() == Ops::WHERE && i == 0 && c.dtype().lanes == 1) || (c.op() == Ops::INDEX && i == 2);
       if (ok) remat_compares_.insert(u.get());
-    } else if (u.op() == Ops::ADD && u.dtype().is_int() && (u.src(0).op() == Ops::CONST || u.src(1).op() == Ops::CONST)) {
+    } else if (u.op() == Ops::ADD && u.dtype().is_int()) {
       bool ok = !cons.empty();
-      for (const auto& [c, i] : cons) ok &= c.op() == Ops::INDEX && i == 1 && indexed_buffer(c).op() == Ops::PARAM;
+      for (const auto& [c, i] : cons)
+        ok &= (c.op() == Ops::INDEX && i == 1 && indexed_buffer(c).op() == Ops::PARAM) || address_only_.count(c.get()) != 0;
       if (ok) address_only_.insert(u.get());
     }
   }
@@ -244,7 +250,8 @@ void ScalarSelector::statement(const Statement& s) {
       return end_loop();
     case StatementKind::VALUE:
       if (u.dtype().lanes > 1) return select_vector_value(cx, u);
-      if (remat_compare(u) || address_only_.count(u.get())) return;  // emitted where they are read
+      // emitted where they are read: re-emitted compares, address sums, constants (immediates where they fit)
+      if (remat_compare(u) || address_only_.count(u.get()) || is_const(u)) return;
       cx.define(u, value(u));
       return;
     case StatementKind::ACC_INIT:
@@ -322,8 +329,8 @@ void ScalarSelector::begin_loop(const Statement& s) {
     cx.emit(Mn::jge, {op_label(l.exit)});
   } else {
     cx.emit(Mn::mov, {op_reg(with_bits(l.counter, 32)), op_imm(0)});
-    if (end.op() == Ops::CONST) {
-      __int128 n = int_value(end.dtype(), std::get<int64_t>(end.const_value()));
+    if (std::optional<ConstValue> ev = folded(end); ev && std::holds_alternative<int64_t>(*ev)) {
+      __int128 n = int_value(end.dtype(), std::get<int64_t>(*ev));
       if (fits_i32(n)) end_op = op_imm(static_cast<int64_t>(n));
       else end_op = op_reg(ext(end, 64));
       if (n <= 0) cx.emit(Mn::jmp, {op_label(l.exit)});  // an empty loop: its body is never entered
@@ -348,8 +355,10 @@ void ScalarSelector::end_loop() {
   cx.place_label(l.exit);
 }
 
-// [base + offset * size + disp]: the constant terms of the offset (ADD(x, CONST)) go into the displacement, the
-// rest is an index register (sign-extended to 64 bits when narrower) scaled by the element size.
+// [base + offset * size + disp]: the offset's constant terms go into the displacement; its other terms (through the
+// sums only addresses read, and ADD(x, CONST)) are summed into one index register, which the addresses of a loop
+// body share (sum_cache_, cleared at every label: a sum made on one path is not reused past a join), sign-extended
+// to 64 bits when narrower and scaled by the element size.
 Mem ScalarSelector::element(const UOp& index, uint16_t access_bits) {
   if (index.op() != Ops::INDEX) isel_fail("an address must be an INDEX", index);
   const UOp& buf = indexed_buffer(index);
@@ -360,35 +369,55 @@ Mem ScalarSelector::element(const UOp& index, uint16_t access_bits) {
   const int64_t size = buf.dtype().scalar().itemsize();
   Mem m = at(base_it->second, 0, access_bits);
   __int128 disp = 0;
-  UOp off = index.src(1);
-  for (;;) {
-    if (off.op() == Ops::CONST) break;
-    if (off.op() != Ops::ADD || !off.dtype().is_int()) break;
-    int ci = off.src(1).op() == Ops::CONST ? 1 : off.src(0).op() == Ops::CONST ? 0 : -1;
-    if (ci < 0) break;
-    __int128 c = int_value(off.src(ci).dtype(), std::get<int64_t>(off.src(ci).const_value()));
-    if (!fits_i32(disp + c * size)) break;
-    disp += c * size;
-    off = off.src(1 - ci);
-  }
-  if (off.op() == Ops::CONST) {
-    __int128 c = int_value(off.dtype(), std::get<int64_t>(off.const_value()));
-    if (fits_i32(disp + c * size)) {
-      m.disp = static_cast<int32_t>(disp + c * size);
-      return m;
+  std::vector<UOp> terms;
+  auto collect = [&](auto&& self, const UOp& off, int depth) -> void {
+    if (std::optional<ConstValue> cv = folded(off); cv && std::holds_alternative<int64_t>(*cv)) {
+      __int128 c = int_value(off.dtype(), std::get<int64_t>(*cv));
+      if (fits_i32(disp + c * size)) {
+        disp += c * size;
+        return;
+      }
     }
-  }
-  Reg idx = ext(off, 64);
-  if (size == 1 || size == 2 || size == 4 || size == 8) {
-    m.scale = static_cast<uint8_t>(size);
+    bool with_const = off.op() == Ops::ADD && (is_const(off.src(0)) || is_const(off.src(1)));
+    if (off.op() == Ops::ADD && off.dtype().is_int() && depth < 8 && (address_only_.count(off.get()) || with_const)) {
+      self(self, off.src(0), depth + 1);
+      self(self, off.src(1), depth + 1);
+      return;
+    }
+    terms.push_back(off);
+  };
+  collect(collect, index.src(1), 0);
+  m.disp = static_cast<int32_t>(disp);
+  if (terms.empty()) return m;
+  std::sort(terms.begin(), terms.end(), [](const UOp& a, const UOp& b) { return a.get() < b.get(); });
+  std::vector<const UOpNode*> key;
+  for (const UOp& t : terms) key.push_back(t.get());
+  auto cached = sum_cache_.find(key);
+  Reg idx;
+  if (cached != sum_cache_.end()) {
+    idx = cached->second;
   } else {
-    Reg scaled = cx.new_gpr();
-    cx.emit(Mn::imul, {op_reg(scaled), op_reg(idx), op_imm(size)});
-    idx = scaled;
+    idx = ext(terms[0], 64);
+    for (size_t i = 1; i < terms.size(); i++) {
+      Reg t = ext(terms[i], 64), sum = cx.new_gpr();
+      Mem a;
+      a.bits = 0;
+      a.base = with_bits(idx, 64);
+      a.has_index = true;
+      a.index = with_bits(t, 64);
+      cx.emit(Mn::lea, {op_reg(sum), op_mem(a)});
+      idx = sum;
+    }
+    if (!(size == 1 || size == 2 || size == 4 || size == 8)) {
+      Reg scaled = cx.new_gpr();
+      cx.emit(Mn::imul, {op_reg(scaled), op_reg(with_bits(idx, 64)), op_imm(size)});
+      idx = scaled;
+    }
+    sum_cache_.emplace(key, idx);
   }
+  m.scale = static_cast<uint8_t>(size == 1 || size == 2 || size == 4 || size == 8 ? size : 1);
   m.has_index = true;
   m.index = with_bits(idx, 64);
-  m.disp = static_cast<int32_t>(disp);
   return m;
 }
 

@@ -4,6 +4,7 @@
 // firmware-notes/x86-isel.md.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -37,6 +38,8 @@ class ScalarSelector {
   int32_t branch_unless_gate(const UOp& index);
   Reg combine(Ops op, DType d, Reg a, Reg b);
   int uses(const UOp& u) const;
+  // A label was placed: index sums made before it are forgotten.
+  void joined() { sum_cache_.clear(); }
 
  private:
   struct Loop {
@@ -73,6 +76,9 @@ class ScalarSelector {
   Reg constant_reg(DType d, const ConstValue& v, bool remat);
 
   // helpers
+  // u's value when it is a CONST or an ALU op of constants (exec_alu's answer, what clang folds too); nullopt else.
+  std::optional<ConstValue> folded(const UOp& u);
+  bool is_const(const UOp& u) { return folded(u).has_value(); }
   Reg ext(const UOp& u, uint16_t bits);  // u's integer value sign- or zero-extended to 32 or 64 bits
   Reg copy(Reg r);
   std::optional<Operand> imm(const UOp& u, uint16_t width) const;
@@ -101,7 +107,9 @@ class ScalarSelector {
   std::unordered_map<const UOpNode*, int> uses_;
   std::unordered_map<const UOpNode*, std::vector<std::pair<UOp, size_t>>> consumers_;  // consumer, source index
   std::unordered_set<const UOpNode*> remat_compares_;  // compares read only by gates and scalar WHEREs
-  std::unordered_set<const UOpNode*> address_only_;    // ADD(x, CONST) read only as folded INDEX offsets
+  std::unordered_set<const UOpNode*> address_only_;    // integer sums read only as (parts of) INDEX offsets
+  std::map<std::vector<const UOpNode*>, Reg> sum_cache_;  // the index register of a set of offset terms
+  std::unordered_map<const UOpNode*, std::optional<ConstValue>> folded_;
   std::unordered_map<int64_t, Reg> buffer_base_;       // PARAM slot -> base pointer register
 };
 

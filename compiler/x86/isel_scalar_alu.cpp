@@ -37,14 +37,42 @@ std::string float_bytes(DType d, double v) {
 // operands
 
 std::optional<Operand> ScalarSelector::imm(const UOp& u, uint16_t width) const {
-  if (u.op() != Ops::CONST || u.dtype().is_float()) return std::nullopt;
-  ConstValue v = u.const_value();
+  if (u.dtype().is_float() || u.dtype().lanes != 1) return std::nullopt;
+  std::optional<ConstValue> f = const_cast<ScalarSelector*>(this)->folded(u);
+  if (!f || std::holds_alternative<double>(*f)) return std::nullopt;
+  ConstValue v = *f;
   int64_t s = std::holds_alternative<bool>(v) ? int64_t{std::get<bool>(v)} : std::get<int64_t>(v);
   if (width == 64) {
     if (!fits_i32(int_value(u.dtype(), s))) return std::nullopt;
     return op_imm(s);
   }
   return op_imm(static_cast<int32_t>(static_cast<uint32_t>(s)));  // the low 32 bits
+}
+
+std::optional<ConstValue> ScalarSelector::folded(const UOp& u) {
+  if (u.op() == Ops::CONST) {
+    if (u.dtype().lanes != 1 || std::holds_alternative<Invalid>(u.arg())) return std::nullopt;
+    return u.const_value();
+  }
+  if (u.dtype().lanes != 1 || u.src().empty()) return std::nullopt;
+  if (!(group::ALU.contains(u.op()) || u.op() == Ops::CAST || u.op() == Ops::BITCAST)) return std::nullopt;
+  auto it = folded_.find(u.get());
+  if (it != folded_.end()) return it->second;
+  std::optional<ConstValue> out;
+  std::vector<ConstValue> vals;
+  std::vector<DType> ins;
+  bool all = true;
+  for (const UOp& x : u.src()) {
+    std::optional<ConstValue> v = x.dtype().lanes == 1 ? folded(x) : std::nullopt;
+    if (!v) { all = false; break; }
+    vals.push_back(*v);
+    ins.push_back(x.dtype());
+  }
+  // transcendentals stay calls: exec_alu's std:: functions are not the ones the kernel would link
+  bool libm = u.op() == Ops::EXP2 || u.op() == Ops::LOG2 || u.op() == Ops::SIN || u.op() == Ops::POW;
+  if (all && !libm) out = exec_alu(u.op(), u.dtype(), vals, ins);
+  folded_.emplace(u.get(), out);
+  return out;
 }
 
 Reg ScalarSelector::constant_reg(DType d, const ConstValue& v, bool remat) {
@@ -69,13 +97,9 @@ Reg ScalarSelector::constant_reg(DType d, const ConstValue& v, bool remat) {
 Reg ScalarSelector::scalar(const UOp& u) {
   if (cx.defined(u)) return cx.reg_of(u);
   if (u.dtype().lanes != 1) isel_fail("a vector where a scalar is expected", u);
-  if (u.op() == Ops::CONST) return constant_reg(u.dtype(), u.const_value(), true);
+  if (std::optional<ConstValue> f = folded(u)) return constant_reg(u.dtype(), *f, true);
   if (is_cmp(u.op()) && remat_compare(u)) return materialize_compare(u);
-  if (u.op() == Ops::ADD && address_only_.count(u.get())) {  // read as a value after all (a vector selector's need)
-    Reg r = value(u);
-    cx.define(u, r);
-    return r;
-  }
+  if (u.op() == Ops::ADD && address_only_.count(u.get())) return value(u);  // read as a value after all: made here
   return cx.reg_of(u);  // throws naming u
 }
 
@@ -101,8 +125,8 @@ Reg ScalarSelector::copy(Reg r) {
 Reg ScalarSelector::ext(const UOp& u, uint16_t bits) {
   DType d = u.dtype();
   if (d.is_float()) isel_fail("a float where an integer is expected", u);
-  if (u.op() == Ops::CONST) {
-    ConstValue v = u.const_value();
+  if (std::optional<ConstValue> f = folded(u)) {
+    ConstValue v = *f;
     int64_t s = std::holds_alternative<bool>(v) ? int64_t{std::get<bool>(v)} : std::get<int64_t>(v);
     Reg r = cx.new_gpr();
     if (bits == 64 && !fits_i32(int_value(d, s))) cx.emit(Mn::movabs, {R(r, 64), op_imm(s)}).remat = true;
@@ -126,9 +150,9 @@ Reg ScalarSelector::ext(const UOp& u, uint16_t bits) {
 }
 
 Operand ScalarSelector::float_src(const UOp& u) {
-  if (u.op() == Ops::CONST) {
+  if (std::optional<ConstValue> f = folded(u); f && std::holds_alternative<double>(*f)) {
     bool dbl = is_double_dtype(u.dtype());
-    return op_mem(cx.constant(float_bytes(u.dtype(), std::get<double>(u.const_value())), dbl ? 8 : 4, dbl ? 64 : 32));
+    return op_mem(cx.constant(float_bytes(u.dtype(), std::get<double>(*f)), dbl ? 8 : 4, dbl ? 64 : 32));
   }
   return X(scalar(u));
 }
@@ -159,7 +183,7 @@ Flags ScalarSelector::compare(const UOp& c) {
   bool sign = !t.is_unsigned() && !t.is_bool();
   Cc lt = sign ? Cc::L : Cc::B, gt = sign ? Cc::G : Cc::A;
   Cc cc = c.op() == Ops::CMPLT ? lt : c.op() == Ops::CMPEQ ? Cc::E : Cc::NE;
-  if (a.op() == Ops::CONST && b.op() != Ops::CONST) {  // c < x  <=>  x > c: the constant as the immediate
+  if (is_const(a) && !is_const(b)) {  // c < x  <=>  x > c: the constant as the immediate
     Reg rb = ext(b, w);
     std::optional<Operand> ia = imm(a, w);
     cx.emit(Mn::cmp, {R(rb, w), ia ? *ia : R(ext(a, w), w)});
@@ -264,8 +288,8 @@ void ScalarSelector::store_value(const UOp& st, const Mem& at) {
   uint16_t bits = static_cast<uint16_t>(m.itemsize() * 8);
   if (m.is_float()) {
     if (!v.dtype().is_float()) isel_fail("an integer stored to a float buffer", st);
-    if (v.op() == Ops::CONST && !is_half_dtype(m)) {  // the constant's bits as an immediate
-      double x = std::get<double>(v.const_value());
+    if (std::optional<ConstValue> f = folded(v); f && std::holds_alternative<double>(*f) && !is_half_dtype(m)) {
+      double x = std::get<double>(*f);  // the constant's bits as an immediate
       uint64_t b = is_double_dtype(m) ? std::bit_cast<uint64_t>(x) : std::bit_cast<uint32_t>(static_cast<float>(x));
       if (bits == 32 || fits_i32(static_cast<int64_t>(b))) {
         cx.emit(Mn::mov, {op_mem(at), op_imm(bits == 32 ? static_cast<int32_t>(static_cast<uint32_t>(b)) : static_cast<int64_t>(b))});
@@ -509,9 +533,10 @@ Reg ScalarSelector::select_bitcast(const UOp& u) {
 Reg ScalarSelector::select_where(const UOp& u) {
   const UOp &c = u.src(0), &x = u.src(1), &y = u.src(2);
   DType d = u.dtype();
-  if (c.op() == Ops::CONST) {
-    Reg r = scalar(std::get<bool>(c.const_value()) ? x : y);
-    return (std::get<bool>(c.const_value()) ? x : y).op() == Ops::REDUCE ? copy(r) : r;
+  if (std::optional<ConstValue> f = folded(c); f && std::holds_alternative<bool>(*f)) {
+    const UOp& pick = std::get<bool>(*f) ? x : y;
+    Reg r = scalar(pick);
+    return pick.op() == Ops::REDUCE ? copy(r) : r;
   }
   if (d.is_float()) {
     bool dbl = is_double_dtype(d);
@@ -614,7 +639,7 @@ Reg ScalarSelector::select_float_alu(const UOp& u) {
   };
   switch (u.op()) {
     case Ops::ADD:
-      if (u.src(0).op() == Ops::CONST && u.src(1).op() != Ops::CONST) {  // commutes exactly
+      if (is_const(u.src(0)) && !is_const(u.src(1))) {  // commutes exactly
         Reg r = cx.new_vec(128);
         cx.emit(pick(Mn::vaddss, Mn::vaddsd), {X(r), X(scalar(u.src(1))), float_src(u.src(0))});
         return r;
@@ -622,7 +647,7 @@ Reg ScalarSelector::select_float_alu(const UOp& u) {
       return bin(Mn::vaddss, Mn::vaddsd);
     case Ops::SUB: return bin(Mn::vsubss, Mn::vsubsd);
     case Ops::MUL:
-      if (u.src(0).op() == Ops::CONST && u.src(1).op() != Ops::CONST) {
+      if (is_const(u.src(0)) && !is_const(u.src(1))) {
         Reg r = cx.new_vec(128);
         cx.emit(pick(Mn::vmulss, Mn::vmulsd), {X(r), X(scalar(u.src(1))), float_src(u.src(0))});
         return r;
@@ -685,11 +710,11 @@ Reg ScalarSelector::select_int_alu(const UOp& u) {
   bool sign = !d.is_unsigned() && !b;
   auto src = [&](size_t i) { return b ? scalar(u.src(i)) : ext(u.src(i), w); };
   // ring and bitwise ops need only the operands' low bits: a register as it is, a constant materialized
-  auto low = [&](const UOp& x) { return x.op() == Ops::CONST || b ? (b ? scalar(x) : ext(x, w)) : scalar(x); };
+  auto low = [&](const UOp& x) { return is_const(x) || b ? (b ? scalar(x) : ext(x, w)) : scalar(x); };
   // a two-address op in three-address form; a constant second source as an immediate, commuting where allowed
   auto two = [&](Mn op, bool commutes) {
     const UOp *a = &u.src(0), *c = &u.src(1);
-    if (commutes && a->op() == Ops::CONST && c->op() != Ops::CONST) std::swap(a, c);
+    if (commutes && is_const(*a) && !is_const(*c)) std::swap(a, c);
     Reg r = cx.new_gpr();
     Reg ra = low(*a);
     std::optional<Operand> ib = imm(*c, w);
@@ -700,7 +725,7 @@ Reg ScalarSelector::select_int_alu(const UOp& u) {
   // a + b as lea: three-address without a tie or a flags write (index arithmetic is mostly sums)
   auto lea_add = [&]() {
     const UOp *a = &u.src(0), *c = &u.src(1);
-    if (a->op() == Ops::CONST && c->op() != Ops::CONST) std::swap(a, c);
+    if (is_const(*a) && !is_const(*c)) std::swap(a, c);
     Reg r = cx.new_gpr();
     Mem m;
     m.bits = 0;
@@ -724,7 +749,7 @@ Reg ScalarSelector::select_int_alu(const UOp& u) {
     case Ops::MUL: {
       if (b) return two(Mn::and_, true);
       const UOp *a = &u.src(0), *c = &u.src(1);
-      if (a->op() == Ops::CONST && c->op() != Ops::CONST) std::swap(a, c);
+      if (is_const(*a) && !is_const(*c)) std::swap(a, c);
       Reg r = cx.new_gpr();
       if (auto ic = imm(*c, w)) {
         cx.emit(Mn::imul, {R(r, w), R(low(*a), w), *ic});
@@ -770,8 +795,8 @@ Reg ScalarSelector::select_int_alu(const UOp& u) {
       if (b) isel_fail("a shift of bools", u);
       Mn op = u.op() == Ops::SHL ? Mn::shl : sign ? Mn::sar : Mn::shr;
       Reg a = u.op() == Ops::SHL ? low(u.src(0)) : ext(u.src(0), w), r = cx.new_gpr();
-      if (u.src(1).op() == Ops::CONST) {  // lower_late made it < the width
-        int64_t s = std::get<int64_t>(u.src(1).const_value()) & (w - 1);
+      if (std::optional<ConstValue> f = folded(u.src(1)); f && std::holds_alternative<int64_t>(*f)) {
+        int64_t s = std::get<int64_t>(*f) & (w - 1);  // lower_late made it < the width
         Inst& i = cx.emit(op, {R(r, w), R(a, w), op_imm(s)});
         i.tied = true;
       } else {
@@ -796,6 +821,7 @@ Reg ScalarSelector::select_int_alu(const UOp& u) {
 }
 
 Reg ScalarSelector::value(const UOp& u) {
+  if (std::optional<ConstValue> f = folded(u)) return constant_reg(u.dtype(), *f, true);
   switch (u.op()) {
     case Ops::LOAD: return load_value(u);
     case Ops::CAST:
