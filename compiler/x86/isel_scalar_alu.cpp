@@ -542,7 +542,8 @@ Reg ScalarSelector::select_where(const UOp& u) {
     bool dbl = is_double_dtype(d);
     Reg rx = scalar(x), ry = scalar(y);
     Reg mask = cx.new_vec(128);
-    if (is_cmp(c.op()) && !cx.defined(c) && c.src(0).dtype().is_float()) {
+    // a float compare is redone as a mask even when it is also kept as a bool: its operands are at hand
+    if (is_cmp(c.op()) && c.src(0).dtype().is_float() && c.src(0).dtype().lanes == 1) {
       bool cd = is_double_dtype(c.src(0).dtype());
       int pred = c.op() == Ops::CMPLT ? 1 : c.op() == Ops::CMPEQ ? 0 : 4;  // LT_OS, EQ_OQ, NEQ_UQ (SDM table 3-1)
       cx.emit(cd ? Mn::vcmpsd : Mn::vcmpss, {X(mask), X(scalar(c.src(0))), float_src(c.src(1)), op_imm(pred)});
