@@ -803,6 +803,10 @@ void Encoder::emit(const Inst& inst) {
     if (o.kind == K::MEM && o.mem.kind == MemBase::REG &&
         ((o.mem.has_base && (o.mem.base.virt || o.mem.base.num > 15)) || (o.mem.has_index && (o.mem.index.virt || o.mem.index.num > 15))))
       c.fail("operand " + std::to_string(k + 1) + " addresses through a virtual or non-GPR register; expected physical GPRs 0-15");
+    if (o.kind == K::REG && o.reg.cls == RegClass::GPR && o.reg.bits != 8 && o.reg.bits != 16 && o.reg.bits != 32 && o.reg.bits != 64)
+      c.fail("operand " + std::to_string(k + 1) + " is a " + std::to_string(o.reg.bits) + "-bit GPR; expected 8, 16, 32 or 64 bits");
+    if (o.kind == K::REG && o.reg.cls == RegClass::VEC && o.reg.bits != 128 && o.reg.bits != 256 && o.reg.bits != 512)
+      c.fail("operand " + std::to_string(k + 1) + " is a " + std::to_string(o.reg.bits) + "-bit vector register; expected xmm, ymm or zmm");
     if (o.kind == K::REG && o.reg.cls == RegClass::GPR && o.reg.num > 15) c.fail("GPR number " + std::to_string(o.reg.num) + "; expected 0-15");
     if (o.kind == K::REG && o.reg.cls == RegClass::VEC && o.reg.num > 31) c.fail("vector register number " + std::to_string(o.reg.num) + "; expected 0-31");
     if (o.kind == K::REG && o.reg.cls == RegClass::MASK && o.reg.num > 7) c.fail("mask register number " + std::to_string(o.reg.num) + "; expected 0-7");

@@ -43,7 +43,9 @@ class Encoder {
  public:
   void emit(const Inst& inst);
   void bind(int32_t label);                          // the label's address is the current position
-  void data(uint32_t align, std::string_view bytes);  // pool data at the current position (aligned first)
+  // Pool data at the current position (aligned first, padded with 0xCC). A constant's label goes between the
+  // alignment and the bytes: data(align, {}); bind(label); data(1, bytes).
+  void data(uint32_t align, std::string_view bytes);
   int32_t extern_symbol(std::string_view name);      // the index a SYMBOL operand names
   // Lays out the code (jumps rel8 where the target is in reach, else rel32, to a fixed point, as llvm-mc relaxes),
   // patches every jump and RIP-relative reference; throws X86EncodeError naming an unbound label.
@@ -87,8 +89,8 @@ class Encoder {
 // (`.p2align`, `.byte`/`.long`), one per line. Requires an allocated function.
 std::string print_listing(const MachineFunction& mf);
 
-// Assembles a listing in print_listing's format (the subset of Intel syntax it prints). Throws X86EncodeError naming
-// the line number, the line and what was expected.
+// Assembles a listing in print_listing's format (the subset of Intel syntax it prints; compiler/x86/x86_assembler.cpp).
+// Throws X86EncodeError naming the line number, the line and what was expected.
 AssembledCode assemble(std::string_view listing);
 
 // A relocatable ELF64 x86-64 object: .text (code and pool, 64-byte aligned), the function's global symbol, and
