@@ -213,6 +213,7 @@ enum : uint8_t {
   F_COMMUTE = 2,     // llvm-mc swaps the sources to reach a 2-byte VEX (x86-encoding.md §4.4)
   F_CMP_COMMUTE = 4, // the same for vcmpps with a symmetric predicate (0, 3, 4, 7; llvm-mc leaves vcmpss/sd alone)
   F_MOV_REV = 8,     // reg-reg move: llvm-mc uses the store opcode `rev` when that reaches a 2-byte VEX
+  F_MIXED = 16,      // operands of different widths (conversions, lane extracts/inserts, broadcasts, shift counts)
 };
 
 struct VexRow {
@@ -278,8 +279,8 @@ constexpr VexRow kVex[] = {
     {Mn::vcvttsd2usi, "GX", "rm", PF2, M0F, 0x78, -1, 0, WG, EVEXONLY, F_SCALAR, 0, 0},
     {Mn::vfmadd231ss, "VVX", "rvm", P66, M38, 0xB9, -1, 0, 0, ANY, F_SCALAR, 0, 0},
     {Mn::vfmadd231sd, "VVX", "rvm", P66, M38, 0xB9, -1, 1, 1, ANY, F_SCALAR, 0, 0},
-    {Mn::vcvtph2ps, "VX", "rm", P66, M38, 0x13, -1, 0, 0, ANY, 0, 0, 0},
-    {Mn::vcvtps2ph, "XVI", "mri", P66, M3A, 0x1D, -1, 0, 0, ANY, 0, 0, 0},
+    {Mn::vcvtph2ps, "VX", "rm", P66, M38, 0x13, -1, 0, 0, ANY, F_MIXED, 0, 0},
+    {Mn::vcvtps2ph, "XVI", "mri", P66, M3A, 0x1D, -1, 0, 0, ANY, F_MIXED, 0, 0},
     {Mn::vpextrw, "GVI", "rmi", P66, M0F, 0xC5, -1, 0, 0, ANY, F_SCALAR, 0, 0},
     {Mn::vpextrw, "MVI", "mri", P66, M3A, 0x15, -1, 0, 0, ANY, F_SCALAR, 0, 0},
     {Mn::vpinsrw, "VVRI", "rvmi", P66, M0F, 0xC4, -1, 0, 0, ANY, F_SCALAR, 0, 0},
@@ -296,12 +297,12 @@ constexpr VexRow kVex[] = {
     {Mn::vmovdqa, "MV", "mr", P66, M0F, 0x7F, -1, 0, NOEVEX, VEXONLY, 0, 0, 0},
     {Mn::vmovdqa32, "VX", "rm", P66, M0F, 0x6F, -1, 0, 0, EVEXONLY, 0, 0, 0},
     {Mn::vmovdqa32, "MV", "mr", P66, M0F, 0x7F, -1, 0, 0, EVEXONLY, 0, 0, 0},
-    {Mn::vbroadcastss, "VX", "rm", P66, M38, 0x18, -1, 0, 0, ANY, 0, 0, 0},
-    {Mn::vbroadcastsd, "VX", "rm", P66, M38, 0x19, -1, 0, 1, ANY, 0, 0, 0},
+    {Mn::vbroadcastss, "VX", "rm", P66, M38, 0x18, -1, 0, 0, ANY, F_MIXED, 0, 0},
+    {Mn::vbroadcastsd, "VX", "rm", P66, M38, 0x19, -1, 0, 1, ANY, F_MIXED, 0, 0},
     {Mn::vpbroadcastd, "VG", "rm", P66, M38, 0x7C, -1, 0, 0, EVEXONLY, 0, 0, 0},
-    {Mn::vpbroadcastd, "VX", "rm", P66, M38, 0x58, -1, 0, 0, ANY, 0, 0, 0},
+    {Mn::vpbroadcastd, "VX", "rm", P66, M38, 0x58, -1, 0, 0, ANY, F_MIXED, 0, 0},
     {Mn::vpbroadcastq, "VG", "rm", P66, M38, 0x7C, -1, 0, 1, EVEXONLY, 0, 0, 0},
-    {Mn::vpbroadcastq, "VX", "rm", P66, M38, 0x59, -1, 0, 1, ANY, 0, 0, 0},
+    {Mn::vpbroadcastq, "VX", "rm", P66, M38, 0x59, -1, 0, 1, ANY, F_MIXED, 0, 0},
     // Packed float arithmetic (SDM vol. 2: ADDPS ... MINPS, ROUNDPS, VRNDSCALEPS, VFMADD*PS, logic).
     {Mn::vaddps, "VVX", "rvm", P0, M0F, 0x58, -1, 0, 0, ANY, F_COMMUTE, 0, 0},
     {Mn::vsubps, "VVX", "rvm", P0, M0F, 0x5C, -1, 0, 0, ANY, 0, 0, 0},
@@ -337,11 +338,11 @@ constexpr VexRow kVex[] = {
     {Mn::vpxord, "VVX", "rvm", P66, M0F, 0xEF, -1, 0, 0, EVEXONLY, 0, 0, 0},
     {Mn::vpternlogd, "VVXI", "rvmi", P66, M3A, 0x25, -1, 0, 0, EVEXONLY, 0, 0, 0},
     {Mn::vpslld, "VXI", "vmi", P66, M0F, 0x72, 6, 0, 0, ANY, 0, 0, 0},
-    {Mn::vpslld, "VVX", "rvm", P66, M0F, 0xF2, -1, 0, 0, ANY, 0, 0, 0},
+    {Mn::vpslld, "VVX", "rvm", P66, M0F, 0xF2, -1, 0, 0, ANY, F_MIXED, 0, 0},
     {Mn::vpsrld, "VXI", "vmi", P66, M0F, 0x72, 2, 0, 0, ANY, 0, 0, 0},
-    {Mn::vpsrld, "VVX", "rvm", P66, M0F, 0xD2, -1, 0, 0, ANY, 0, 0, 0},
+    {Mn::vpsrld, "VVX", "rvm", P66, M0F, 0xD2, -1, 0, 0, ANY, F_MIXED, 0, 0},
     {Mn::vpsrad, "VXI", "vmi", P66, M0F, 0x72, 4, 0, 0, ANY, 0, 0, 0},
-    {Mn::vpsrad, "VVX", "rvm", P66, M0F, 0xE2, -1, 0, 0, ANY, 0, 0, 0},
+    {Mn::vpsrad, "VVX", "rvm", P66, M0F, 0xE2, -1, 0, 0, ANY, F_MIXED, 0, 0},
     {Mn::vpsllvd, "VVX", "rvm", P66, M38, 0x47, -1, 0, 0, ANY, 0, 0, 0},
     {Mn::vpsrlvd, "VVX", "rvm", P66, M38, 0x45, -1, 0, 0, ANY, 0, 0, 0},
     {Mn::vpsravd, "VVX", "rvm", P66, M38, 0x46, -1, 0, 0, ANY, 0, 0, 0},
@@ -365,12 +366,12 @@ constexpr VexRow kVex[] = {
     {Mn::vcvttps2udq, "VX", "rm", P0, M0F, 0x78, -1, 0, 0, EVEXONLY, 0, 0, 0},
     // Lane moves and shuffles (SDM vol. 2: VEXTRACT*, VINSERTF128, VPERMILPS, SHUFPS, PSHUFD, MOVSHDUP, MOVHLPS,
     // EXTRACTPS, PEXTRD, PINSRD, INSERTPS, VPERMPS, VPERMD).
-    {Mn::vextractf128, "XVI", "mri", P66, M3A, 0x19, -1, 0, NOEVEX, VEXONLY, 0, 0, 0},
-    {Mn::vextracti128, "XVI", "mri", P66, M3A, 0x39, -1, 0, NOEVEX, VEXONLY, 0, 0, 0},
-    {Mn::vextractf32x4, "XVI", "mri", P66, M3A, 0x19, -1, 0, 0, EVEXONLY, 0, 0, 0},
-    {Mn::vextractf32x8, "XVI", "mri", P66, M3A, 0x1B, -1, 0, 0, EVEXONLY, 0, 0, 0},
-    {Mn::vextracti32x8, "XVI", "mri", P66, M3A, 0x3B, -1, 0, 0, EVEXONLY, 0, 0, 0},
-    {Mn::vinsertf128, "VVXI", "rvmi", P66, M3A, 0x18, -1, 0, NOEVEX, VEXONLY, 0, 0, 0},
+    {Mn::vextractf128, "XVI", "mri", P66, M3A, 0x19, -1, 0, NOEVEX, VEXONLY, F_MIXED, 0, 0},
+    {Mn::vextracti128, "XVI", "mri", P66, M3A, 0x39, -1, 0, NOEVEX, VEXONLY, F_MIXED, 0, 0},
+    {Mn::vextractf32x4, "XVI", "mri", P66, M3A, 0x19, -1, 0, 0, EVEXONLY, F_MIXED, 0, 0},
+    {Mn::vextractf32x8, "XVI", "mri", P66, M3A, 0x1B, -1, 0, 0, EVEXONLY, F_MIXED, 0, 0},
+    {Mn::vextracti32x8, "XVI", "mri", P66, M3A, 0x3B, -1, 0, 0, EVEXONLY, F_MIXED, 0, 0},
+    {Mn::vinsertf128, "VVXI", "rvmi", P66, M3A, 0x18, -1, 0, NOEVEX, VEXONLY, F_MIXED, 0, 0},
     {Mn::vpermilps, "VXI", "rmi", P66, M3A, 0x04, -1, 0, 0, ANY, 0, 0, 0},
     {Mn::vpermilps, "VVX", "rvm", P66, M38, 0x0C, -1, 0, 0, ANY, 0, 0, 0},
     {Mn::vshufps, "VVXI", "rvmi", P0, M0F, 0xC6, -1, 0, 0, ANY, 0, 0, 0},
@@ -510,6 +511,18 @@ void encode_vex(Buf& b, const Ctx& c) {
   int vl = 128;
   for (int k = 0; k < inst.n; k++)
     if (is_vec(inst.o[k])) vl = std::max<int>(vl, inst.o[k].reg.bits);
+  // Widths: scalar forms take xmm only; packed forms one vector width, memory included (it sizes disp8*N too).
+  if (!(row->flags & F_MIXED)) {
+    for (int k = 0; k < inst.n; k++) {
+      const Operand& o = inst.o[k];
+      if (row->flags & F_SCALAR) {
+        if (is_vec(o) && o.reg.bits != 128) c.fail("operand " + std::to_string(k + 1) + " is not xmm; expected xmm registers (a scalar form)");
+      } else if ((is_vec(o) && o.reg.bits != vl) || (is_mem(o) && (row->kinds[k] == 'X' || row->kinds[k] == 'M') && o.mem.bits != vl)) {
+        c.fail("operand " + std::to_string(k + 1) + " is " + std::to_string(width(o)) + "-bit; expected every vector operand " +
+               std::to_string(vl) + "-bit");
+      }
+    }
+  }
   const int L = row->flags & F_SCALAR ? 0 : vl == 512 ? 2 : vl == 256 ? 1 : 0;
   const int regnum = reg ? static_cast<int>(reg->reg.num) : row->digit;
   const int vnum = vvvv ? static_cast<int>(vvvv->reg.num) : 0;

@@ -74,6 +74,10 @@ std::string sample_listing() {
          "  jmp .L4\n" +
          filler(10) +
          "  jb .L1\n"
+         // A chain: jne .L5 reaches over 10 filler lines, jmp .L6 and 14 nops (126 bytes) only while jmp .L6 is rel8;
+         // jmp .L6 must widen (12 filler lines), and then jne .L5 must too.
+         "  jne .L5\n" + filler(10) + "  jmp .L6\n" + [] { std::string n; for (int i = 0; i < 14; i++) n += "  nop\n"; return n; }() +
+         ".L5:\n" + filler(12) + ".L6:\n"
          ".L3:\n"
          "  jmp .L1\n"
          ".L4:\n"
@@ -119,6 +123,14 @@ TEST(X86Assembler, ForwardJumpOutOfReachGetsRel32AndInReachRel8) {
   int32_t rel;
   std::memcpy(&rel, far.bytes.data() + 2, 4);
   EXPECT_EQ(rel, 12 * 11);  // to the final ret, from the end of the jcc
+  // A chain: jne .L5 spans 10 filler lines, jmp .L6 and 14 nops: 126 bytes with a rel8 jmp (in reach), 129 with a
+  // rel32 one; .L6 lies 12 filler lines further, so jmp .L6 widens and then jne .L5 does too.
+  std::string nops;
+  for (int i = 0; i < 14; i++) nops += "  nop\n";
+  const AssembledCode chain = assemble("f:\n  jne .L5\n" + filler(10) + "  jmp .L6\n" + nops + ".L5:\n" + filler(12) + ".L6:\n  ret\n");
+  ASSERT_EQ(chain.bytes.size(), 6u + 110 + 5 + 14 + 132 + 1);
+  EXPECT_EQ(hex(chain.bytes.substr(0, 6)), "0f 85 81 00 00 00 ");    // 110 + 5 + 14 = 129 = 0x81
+  EXPECT_EQ(hex(chain.bytes.substr(116, 5)), "e9 92 00 00 00 ");     // 14 + 132 = 146 = 0x92
   // Backward in reach: rel8 (-2 - 5 bytes of mov).
   EXPECT_EQ(hex(assemble("f:\n.L0:\n  mov eax, 1\n  jne .L0\n").bytes), "b8 01 00 00 00 75 f9 ");
 }
@@ -305,6 +317,12 @@ TEST(X86Assembler, ErrorsNameTheLineAndTheExpectedForm) {
   EXPECT_TRUE(contains(e, "add eax, rcx: operand widths differ; expected both 32-bit")) << e;
   e = err("f:\n  mov rax, qword ptr [rdi + 8*rsp]\n");
   EXPECT_TRUE(contains(e, "rsp as an index")) << e;
+  e = err("f:\n  vaddps ymm0, xmm1, ymm2\n");
+  EXPECT_TRUE(contains(e, "vaddps ymm0, xmm1, ymm2: operand 2 is 128-bit; expected every vector operand 256-bit")) << e;
+  e = err("f:\n  vmulps zmm0, zmm1, ymmword ptr [rdi + 64]\n");
+  EXPECT_TRUE(contains(e, "operand 3 is 256-bit; expected every vector operand 512-bit")) << e;
+  e = err("f:\n  vaddss ymm0, ymm1, ymm2\n");
+  EXPECT_TRUE(contains(e, "operand 1 is not xmm; expected xmm registers (a scalar form)")) << e;
   e = err("  ret\n");
   EXPECT_TRUE(contains(e, "no function symbol")) << e;
   e = err("f:\n.L1:\n.L1:\n  ret\n");
