@@ -430,18 +430,36 @@ std::string kinds_text(const char* kinds) {
   return s;
 }
 
+constexpr size_t kMnemonics = static_cast<size_t>(Mn::CALL_EXTERN) + 1;
+
+// kVex's rows of each mnemonic (contiguous in the table): [first, end).
+struct RowRange {
+  uint16_t first = 0, end = 0;
+};
+const RowRange& vex_rows(Mn op) {
+  static const auto* index = [] {
+    auto* t = new RowRange[kMnemonics];
+    for (size_t i = std::size(kVex); i-- > 0;) {
+      RowRange& r = t[static_cast<size_t>(kVex[i].op)];
+      if (r.end == 0) r.end = static_cast<uint16_t>(i + 1);
+      r.first = static_cast<uint16_t>(i);
+    }
+    return t;
+  }();
+  return index[static_cast<size_t>(op)];
+}
+
 void encode_vex(Buf& b, const Ctx& c) {
   const Inst& inst = c.inst;
   bool need_evex = inst.masked || inst.zeroing;
   for (int k = 0; k < inst.n; k++)
     if (is_vec(inst.o[k]) && (inst.o[k].reg.num >= 16 || inst.o[k].reg.bits == 512)) need_evex = true;
   const VexRow* row = nullptr;
-  std::string forms;
   bool kinds_matched = false;
-  for (const VexRow& r : kVex) {
-    if (r.op != inst.op) continue;
-    forms += std::string(forms.empty() ? "" : " or ") + "(" + kinds_text(r.kinds) + ")";
-    if (std::strlen(r.kinds) != inst.n) continue;
+  const RowRange range = vex_rows(inst.op);
+  for (size_t i = range.first; i < range.end; i++) {
+    const VexRow& r = kVex[i];
+    if (r.op != inst.op || std::strlen(r.kinds) != inst.n) continue;
     bool ok = true;
     for (int k = 0; k < inst.n && ok; k++) ok = kind_ok(r.kinds[k], inst.o[k]);
     if (!ok) continue;
@@ -453,6 +471,8 @@ void encode_vex(Buf& b, const Ctx& c) {
   if (!row) {
     if (kinds_matched)
       c.fail("needs EVEX (zmm, xmm16-31 or masking) but this form has only a VEX encoding; expected xmm/ymm 0-15 without a mask");
+    std::string forms;
+    for (size_t i = range.first; i < range.end; i++) forms += std::string(forms.empty() ? "" : " or ") + "(" + kinds_text(kVex[i].kinds) + ")";
     c.fail("operands do not match; expected " + forms);
   }
   const bool evex = row->enc == EVEXONLY || need_evex;
@@ -560,11 +580,7 @@ void encode_vex(Buf& b, const Ctx& c) {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-bool in_table_vex(Mn op) {
-  for (const VexRow& r : kVex)
-    if (r.op == op) return true;
-  return false;
-}
+bool in_table_vex(Mn op) { return vex_rows(op).end != 0; }
 
 }  // namespace
 

@@ -388,6 +388,28 @@ std::vector<std::string> table() {
   add("vinsertps xmm9, xmm1, dword ptr [rdi], 48");
   add("vinsertps xmm20, xmm1, xmm2, 32");
   // Mask registers.
+  add("vpextrw eax, xmm17, 1");
+  add("vpextrw word ptr [rdi + 64], xmm20, 5");
+  add("vpextrd r12d, xmm4, 2");
+  add("vextractps dword ptr [rdi + 256], xmm18, 1");
+  add("vcvtph2ps ymm17, xmm18");
+  add("vcvtph2ps xmm0, qword ptr [rdi + 8]");
+  add("vcvtps2ph xmm20, ymm21, 3");
+  add("vextracti128 xmmword ptr [rsp + 16], ymm2, 1");
+  add("vinsertps xmm0, xmm1, dword ptr [rdi + 400], 16");
+  add("vbroadcastss ymm5 {k1} {z}, dword ptr [rdi + 40]");
+  add("vpbroadcastd xmm30 {k2}, eax");
+  add("vmovups zmm0, zmmword ptr [rdi + 8128]");
+  add("vmovups zmm0, zmmword ptr [rdi + 8192]");
+  add("vmovups zmm0, zmmword ptr [rdi - 8192]");
+  add("vmovups zmm0, zmmword ptr [rdi - 8256]");
+  add("vmovups ymm0, ymmword ptr [r13]");
+  add("vmovups zmm0, zmmword ptr [r13]");
+  add("vmovups zmm0, zmmword ptr [4*r14 + 64]");
+  add("vmovss xmm0, dword ptr [rdi + 508]");
+  add("vmovss xmm16, dword ptr [rdi + 508]");
+  add("vmovss xmm16, dword ptr [rdi + 510]");
+  add("vmovsd xmm16, qword ptr [rdi + 1016]");
   add("kmovw k1, k2");
   add("kmovw k1, eax");
   add("kmovw r9d, k3");
