@@ -478,6 +478,8 @@ void encode_vex(Buf& b, const Ctx& c) {
   const bool evex = row->enc == EVEXONLY || need_evex;
   if ((inst.masked || inst.zeroing) && !evex) c.fail("masking needs EVEX");
   if (inst.zeroing && !inst.masked) c.fail("{z} without a mask; expected {k1}..{k7} {z}");
+  if (inst.zeroing && (is_mem(inst.o[0]) || is_mask(inst.o[0])))
+    c.fail("{z} on a memory or mask destination; expected merge masking ({k1} alone) there");
   if (inst.masked && (inst.mask.cls != RegClass::MASK || inst.mask.num == 0 || inst.mask.num > 7))
     c.fail("write mask k" + std::to_string(inst.mask.num) + "; expected k1..k7");
 

@@ -323,6 +323,14 @@ TEST(X86Assembler, ErrorsNameTheLineAndTheExpectedForm) {
   EXPECT_TRUE(contains(e, "operand 3 is 256-bit; expected every vector operand 512-bit")) << e;
   e = err("f:\n  vaddss ymm0, ymm1, ymm2\n");
   EXPECT_TRUE(contains(e, "operand 1 is not xmm; expected xmm registers (a scalar form)")) << e;
+  e = err("f:\n  vmovups zmmword ptr [rdi] {k1} {z}, zmm0\n");
+  EXPECT_TRUE(contains(e, "{z} on a memory or mask destination")) << e;
+  e = err("f:\n  vaddps xmm0 {k0}, xmm1, xmm2\n");
+  EXPECT_TRUE(contains(e, "write mask k0; expected k1..k7")) << e;
+  e = err("f:\n  vpslld ymm0, ymm1, 300\n");
+  EXPECT_TRUE(contains(e, "immediate 300 does not fit 8 bits")) << e;
+  e = err("f:\n  mov eax, 4294967296\n");
+  EXPECT_TRUE(contains(e, "immediate 4294967296 does not fit 32 bits")) << e;
   e = err("  ret\n");
   EXPECT_TRUE(contains(e, "no function symbol")) << e;
   e = err("f:\n.L1:\n.L1:\n  ret\n");
