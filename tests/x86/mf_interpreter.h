@@ -54,14 +54,16 @@ class MfInterpreter {
     if (name == "twice_plus") return 2 * a + b;
     if (name == "minus") return a - b;
     if (name == "halve") return a / 2;
+    if (name == "pow") return std::pow(a, b);
+    if (name == "exp2") return std::exp2(a);
     ADD_FAILURE() << "no extern " << name;
     return 0;
   }
 
-  // Runs mf with buffers (buffer 0 first); returns the buffers after. `entry_misalign` lowers the caller's rsp by a
-  // multiple of 16 (the ABI allows any) to check the prologue's alignment.
+  // Runs mf with buffers (buffer 0 first) as core `core_id` of `core_count`; returns the buffers after.
+  // `entry_misalign` lowers the caller's rsp by a multiple of 16 (the ABI allows any) to check the prologue's alignment.
   std::vector<std::vector<uint8_t>> run(const MachineFunction& mf, std::vector<std::vector<uint8_t>> buffers,
-                                        uint64_t entry_misalign = 0) {
+                                        uint64_t entry_misalign = 0, int32_t core_id = 0, int32_t core_count = 1) {
     mf_ = &mf;
     mem_.assign(kBytes, 0);
     labels_.assign(static_cast<size_t>(mf.labels), -1);
@@ -84,10 +86,13 @@ class MfInterpreter {
     for (int r = 0; r < 32; r++) vec_[r].b.fill(static_cast<uint8_t>(0xa0 + r));
     for (int r = 0; r < 8; r++) k_[r] = static_cast<uint16_t>(0xbe00 + r);
     vg_.clear(), vv_.clear(), vk_.clear();
-    put(kVFrame + 0, 8, kBufs), put(kVFrame + 8, 8, kVars), put(kVFrame + 16, 8, 0), put(kVFrame + 24, 8, 1);
+    put(kVFrame + 0, 8, kBufs), put(kVFrame + 8, 8, kVars);
+    put(kVFrame + 16, 8, static_cast<uint64_t>(static_cast<int64_t>(core_id)));
+    put(kVFrame + 24, 8, static_cast<uint64_t>(static_cast<int64_t>(core_count)));
     gpr_[RDI] = kBufs, gpr_[RSI] = kVars;
-    gpr_[RDX] = 0x7777777700000000;   // core_id 0 with garbage above (the ABI leaves it undefined)
-    gpr_[RCX] = 0x8888888800000001;   // core_count 1
+    // The 32-bit arguments with garbage above (the ABI leaves the upper halves undefined).
+    gpr_[RDX] = 0x7777777700000000 | static_cast<uint32_t>(core_id);
+    gpr_[RCX] = 0x8888888800000000 | static_cast<uint32_t>(core_count);
     const uint64_t caller_rsp = kBase + kBytes - 0x100 - entry_misalign;
     gpr_[RSP] = caller_rsp - 8;
     put(gpr_[RSP], 8, kSentinel);
