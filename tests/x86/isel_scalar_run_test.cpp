@@ -125,36 +125,6 @@ void put(Bytes& b, size_t i, DType d, const ConstValue& v) {
 
 UOp param(int64_t slot, DType d, int64_t n) { return UOp::make(Ops::PARAM, d, {}, ParamArg{slot, AddrSpace::GLOBAL, "", 0, n - 1}); }
 
-// out[i] = value(in0[i], in1[i], ...) over every combination of the inputs' edge values; `ins` are the input dtypes,
-// `value` makes the stored node from the loads (and the range, for gates).
-void check_values(DType out, const std::vector<DType>& ins, const std::function<UOp(const std::vector<UOp>&, const UOp&, const std::vector<UOp>&)>& value,
-                  const std::string& what) {
-  std::vector<std::vector<ConstValue>> edges;
-  size_t n = 1;
-  for (DType d : ins) edges.push_back(edge_values(d)), n *= edges.back().size();
-  UOp r = UOp::range(static_cast<int64_t>(n), 0);
-  std::vector<UOp> src, params;
-  std::vector<Bytes> bufs(1, Bytes(n * static_cast<size_t>(out.itemsize()), std::byte{0xA5}));
-  for (size_t k = 0; k < ins.size(); k++) {
-    UOp p = param(static_cast<int64_t>(k + 1), ins[k], static_cast<int64_t>(n));
-    params.push_back(p);
-    src.push_back(UOp::make(Ops::LOAD, ins[k], {UOp::make(Ops::INDEX, ins[k], {p, r})}));
-    bufs.emplace_back(n * static_cast<size_t>(ins[k].itemsize()));
-  }
-  for (size_t i = 0; i < n; i++) {
-    size_t rest = i;
-    for (size_t k = ins.size(); k-- > 0;) {
-      put(bufs[k + 1], i, ins[k], edges[k][rest % edges[k].size()]);
-      rest /= edges[k].size();
-    }
-  }
-  UOp o = param(0, out, static_cast<int64_t>(n));
-  UOp store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, out, {o, r}), value(src, r, params)});
-  UOp sink = UOp::sink({UOp::make(Ops::END, dtypes::void_, {store, r})});
-  expect_same_as_clang(sink, bufs, what);
-  if (__builtin_cpu_supports("avx512f")) expect_same_as_clang(sink, bufs, what + " (avx512f)", true);
-}
-
 // An element of a buffer as exec_alu's value of its dtype.
 ConstValue get(const Bytes& b, size_t i, DType d) {
   const std::byte* p = b.data() + i * static_cast<size_t>(d.itemsize());
@@ -173,54 +143,108 @@ bool same_value(DType d, const ConstValue& a, const ConstValue& b) {
   return a == b;
 }
 
-// op on every combination of edge values: the x86 code's results equal clang's byte for byte and exec_alu's values
-// (float32 and narrower EXP2 / LOG2 / SIN are compiler/transcendental.h's float32 approximations, not exec_alu's
-// double results: those are compared with clang only).
-void check_op(Ops op, DType out, const std::vector<DType>& ins) {
-  std::string what = std::string(op_name(op)) + " -> " + out.name() + " of";
-  for (DType d : ins) what += " " + d.name();
-  check_values(out, ins, [&](const std::vector<UOp>& s, const UOp&, const std::vector<UOp>&) { return UOp::make(op, out, s); }, what);
-  bool approximate = (op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN) && !(out == dtypes::float64);
-  if (approximate) return;
-  std::vector<std::vector<ConstValue>> edges;
+using Builder = std::function<UOp(const std::vector<UOp>& loads, const UOp& range, const std::vector<UOp>& inputs)>;
+struct Output {
+  DType dtype;
+  Builder value;
+};
+
+// One kernel over every combination of the inputs' edge values (dtypes `ins`): out_k[i] = outs[k].value(in0[i], ...),
+// the outputs in slots 0..K-1 sharing one loop, the inputs after them. `args` holds each element's inputs as stored.
+struct GridKernel {
+  UOp sink;
+  std::vector<Bytes> bufs;
   size_t n = 1;
-  for (DType d : ins) edges.push_back(edge_values(d)), n *= edges.back().size();
-  // the inputs as check_values lays them out, run once through the x86 path
-  UOp r = UOp::range(static_cast<int64_t>(n), 0);
-  std::vector<UOp> src;
-  std::vector<Bytes> bufs(1, Bytes(n * static_cast<size_t>(out.itemsize())));
+  std::vector<std::vector<ConstValue>> args;
+};
+GridKernel grid_kernel(const std::vector<DType>& ins, const std::vector<Output>& outs) {
+  GridKernel g;
+  std::vector<std::vector<ConstValue>> edges;
+  for (DType d : ins) edges.push_back(edge_values(d)), g.n *= edges.back().size();
+  const int64_t n = static_cast<int64_t>(g.n);
+  UOp r = UOp::range(n, 0);
+  for (const Output& o : outs) g.bufs.emplace_back(g.n * static_cast<size_t>(o.dtype.itemsize()), std::byte{0xA5});
+  std::vector<UOp> loads, inputs;
   for (size_t k = 0; k < ins.size(); k++) {
-    src.push_back(UOp::make(Ops::LOAD, ins[k], {UOp::make(Ops::INDEX, ins[k], {param(static_cast<int64_t>(k + 1), ins[k], static_cast<int64_t>(n)), r})}));
-    bufs.emplace_back(n * static_cast<size_t>(ins[k].itemsize()));
+    UOp p = param(static_cast<int64_t>(outs.size() + k), ins[k], n);
+    inputs.push_back(p);
+    loads.push_back(UOp::make(Ops::LOAD, ins[k], {UOp::make(Ops::INDEX, ins[k], {p, r})}));
+    g.bufs.emplace_back(g.n * static_cast<size_t>(ins[k].itemsize()));
   }
-  std::vector<std::vector<ConstValue>> args(n);
-  for (size_t i = 0; i < n; i++) {
+  g.args.resize(g.n);
+  for (size_t i = 0; i < g.n; i++) {
     size_t rest = i;
-    args[i].resize(ins.size());
+    g.args[i].resize(ins.size());
     for (size_t k = ins.size(); k-- > 0;) {
-      put(bufs[k + 1], i, ins[k], edges[k][rest % edges[k].size()]);
-      args[i][k] = get(bufs[k + 1], i, ins[k]);  // as stored (16-bit floats rounded)
+      Bytes& b = g.bufs[outs.size() + k];
+      put(b, i, ins[k], edges[k][rest % edges[k].size()]);
+      g.args[i][k] = get(b, i, ins[k]);  // as stored (16-bit floats rounded)
       rest /= edges[k].size();
     }
   }
-  UOp store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, out, {param(0, out, static_cast<int64_t>(n)), r}), UOp::make(op, out, src)});
-  X86Kernel x = compile_x86(UOp::sink({UOp::make(Ops::END, dtypes::void_, {store, r})}));
-  run(x.fn, bufs, 1);
-  int wrong = 0;
-  for (size_t i = 0; i < n && wrong < 3; i++) {
-    std::optional<ConstValue> want = exec_alu(op, out, args[i], ins);
-    ASSERT_TRUE(want.has_value()) << what;
-    ConstValue got = get(bufs[0], i, out);
-    if (same_value(out, got, *want)) continue;
-    wrong++;
-    auto show = [](const ConstValue& v) {
-      return std::holds_alternative<double>(v) ? std::to_string(std::get<double>(v)) : std::holds_alternative<bool>(v) ? std::to_string(std::get<bool>(v)) : std::to_string(std::get<int64_t>(v));
-    };
-    std::string in;
-    for (const ConstValue& a : args[i]) in += " " + show(a);
-    ADD_FAILURE() << what << " of" << in << ": x86 gives " << show(got) << ", exec_alu " << show(*want);
+  std::vector<UOp> stores;
+  for (size_t k = 0; k < outs.size(); k++)
+    stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, outs[k].dtype, {param(static_cast<int64_t>(k), outs[k].dtype, n), r}),
+                                                           outs[k].value(loads, r, inputs)}));
+  UOp body = stores.size() == 1 ? stores[0] : UOp::make(Ops::GROUP, dtypes::void_, stores);
+  g.sink = UOp::sink({UOp::make(Ops::END, dtypes::void_, {body, r})});
+  return g;
+}
+
+void check_values(const std::vector<DType>& ins, const std::vector<Output>& outs, const std::string& what) {
+  GridKernel g = grid_kernel(ins, outs);
+  expect_same_as_clang(g.sink, g.bufs, what);
+  if (__builtin_cpu_supports("avx512f")) expect_same_as_clang(g.sink, g.bufs, what + " (avx512f)", true);
+}
+
+// out[i] = value(in0[i], in1[i], ...) over every combination of the inputs' edge values; `value` makes the stored
+// node from the loads (and the range and input buffers, for gates).
+void check_values(DType out, const std::vector<DType>& ins, const Builder& value, const std::string& what) {
+  check_values(ins, {Output{out, value}}, what);
+}
+
+std::string show(const ConstValue& v) {
+  if (std::holds_alternative<double>(v)) return std::to_string(std::get<double>(v));
+  if (std::holds_alternative<bool>(v)) return std::get<bool>(v) ? "true" : "false";
+  return std::to_string(std::get<int64_t>(v));
+}
+
+// Each (op, result dtype) of `ops` on every combination of edge values of `ins`, all in one kernel: the x86 code's
+// results equal clang's byte for byte and exec_alu's values (float32 and narrower EXP2 / LOG2 / SIN are
+// compiler/transcendental.h's float32 approximations, not exec_alu's double results: those are compared with clang
+// only).
+void check_ops(const std::vector<std::pair<Ops, DType>>& ops, const std::vector<DType>& ins) {
+  std::string what = "of";
+  for (DType d : ins) what += " " + d.name();
+  std::vector<Output> outs;
+  for (const auto& [op, out] : ops) {
+    Ops o = op;
+    DType t = out;
+    outs.push_back(Output{t, [o, t](const std::vector<UOp>& s, const UOp&, const std::vector<UOp>&) { return UOp::make(o, t, s); }});
+    what = std::string(op_name(op)) + "->" + out.name() + " " + what;
+  }
+  check_values(ins, outs, what);
+  GridKernel g = grid_kernel(ins, outs);
+  X86Kernel x = compile_x86(g.sink);
+  run(x.fn, g.bufs, 1);
+  for (size_t k = 0; k < ops.size(); k++) {
+    auto [op, out] = ops[k];
+    if ((op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN) && !(out == dtypes::float64)) continue;
+    int wrong = 0;
+    for (size_t i = 0; i < g.n && wrong < 3; i++) {
+      std::optional<ConstValue> want = exec_alu(op, out, g.args[i], ins);
+      ASSERT_TRUE(want.has_value()) << what;
+      ConstValue got = get(g.bufs[k], i, out);
+      if (same_value(out, got, *want)) continue;
+      wrong++;
+      std::string in;
+      for (const ConstValue& a : g.args[i]) in += " " + show(a);
+      ADD_FAILURE() << op_name(op) << " -> " << out.name() << " of" << in << ": x86 gives " << show(got) << ", exec_alu " << show(*want);
+    }
   }
 }
+
+void check_op(Ops op, DType out, const std::vector<DType>& ins) { check_ops({{op, out}}, ins); }
 
 const std::vector<DType> kInts = {dtypes::int8, dtypes::int16, dtypes::int32, dtypes::int64,
                                   dtypes::uint8, dtypes::uint16, dtypes::uint32, dtypes::uint64};
@@ -228,10 +252,10 @@ const std::vector<DType> kFloats = {dtypes::float16, dtypes::bfloat16, dtypes::f
 
 TEST(IselScalarRun, IntegerArithmeticOfEveryWidthMatchesClang) {
   SKIP_WITHOUT_C_COMPILER();
-  for (DType d : kInts)
-    for (Ops op : {Ops::ADD, Ops::SUB, Ops::MUL, Ops::MAX, Ops::AND, Ops::OR, Ops::XOR, Ops::CDIV, Ops::CMOD, Ops::SHL, Ops::SHR})
-      check_op(op, d, {d, d});
   for (DType d : kInts) {
+    std::vector<std::pair<Ops, DType>> ops;
+    for (Ops op : {Ops::ADD, Ops::SUB, Ops::MUL, Ops::MAX, Ops::AND, Ops::OR, Ops::XOR, Ops::CDIV, Ops::CMOD, Ops::SHL, Ops::SHR}) ops.emplace_back(op, d);
+    check_ops(ops, {d, d});
     check_op(Ops::NEG, d, {d});
     check_op(Ops::MULACC, d, {d, d, d});
   }
@@ -243,20 +267,25 @@ TEST(IselScalarRun, ComparesOfEveryDtypeMatchClang) {
   all.insert(all.end(), kFloats.begin(), kFloats.end());
   all.push_back(dtypes::bool_);
   for (DType d : all)
-    for (Ops op : {Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ}) check_op(op, dtypes::bool_, {d, d});
+    check_ops({{Ops::CMPLT, dtypes::bool_}, {Ops::CMPNE, dtypes::bool_}, {Ops::CMPEQ, dtypes::bool_}}, {d, d});
 }
 
 TEST(IselScalarRun, BoolOpsMatchClang) {
   SKIP_WITHOUT_C_COMPILER();
-  for (Ops op : {Ops::ADD, Ops::MUL, Ops::MAX, Ops::AND, Ops::OR, Ops::XOR}) check_op(op, dtypes::bool_, {dtypes::bool_, dtypes::bool_});
+  std::vector<std::pair<Ops, DType>> ops;
+  for (Ops op : {Ops::ADD, Ops::MUL, Ops::MAX, Ops::AND, Ops::OR, Ops::XOR}) ops.emplace_back(op, dtypes::bool_);
+  check_ops(ops, {dtypes::bool_, dtypes::bool_});
   check_op(Ops::MULACC, dtypes::bool_, {dtypes::bool_, dtypes::bool_, dtypes::bool_});
 }
 
 TEST(IselScalarRun, FloatArithmeticMatchesClang) {
   SKIP_WITHOUT_C_COMPILER();
   for (DType d : kFloats) {
-    for (Ops op : {Ops::ADD, Ops::SUB, Ops::MUL, Ops::FDIV, Ops::MAX, Ops::POW}) check_op(op, d, {d, d});
-    for (Ops op : {Ops::NEG, Ops::TRUNC, Ops::SQRT, Ops::RECIPROCAL, Ops::EXP2, Ops::LOG2, Ops::SIN}) check_op(op, d, {d});
+    std::vector<std::pair<Ops, DType>> binary, unary;
+    for (Ops op : {Ops::ADD, Ops::SUB, Ops::MUL, Ops::FDIV, Ops::MAX, Ops::POW}) binary.emplace_back(op, d);
+    for (Ops op : {Ops::NEG, Ops::TRUNC, Ops::SQRT, Ops::RECIPROCAL, Ops::EXP2, Ops::LOG2, Ops::SIN}) unary.emplace_back(op, d);
+    check_ops(binary, {d, d});
+    check_ops(unary, {d});
     check_op(Ops::MULACC, d, {d, d, d});
   }
 }
@@ -274,18 +303,24 @@ TEST(IselScalarRun, CastsBetweenEveryPairOfDtypesMatchClang) {
   std::vector<DType> all = kInts;
   all.insert(all.end(), kFloats.begin(), kFloats.end());
   all.push_back(dtypes::bool_);
-  for (DType from : all)
+  for (DType from : all) {
+    std::vector<std::pair<Ops, DType>> casts;
     for (DType to : all)
-      if (!(from == to)) check_op(Ops::CAST, to, {from});
+      if (!(from == to)) casts.emplace_back(Ops::CAST, to);
+    check_ops(casts, {from});
+  }
 }
 
 TEST(IselScalarRun, BitcastsBetweenDtypesOfOneSizeMatchClang) {
   SKIP_WITHOUT_C_COMPILER();
   std::vector<DType> all = kInts;
   all.insert(all.end(), kFloats.begin(), kFloats.end());
-  for (DType from : all)
+  for (DType from : all) {
+    std::vector<std::pair<Ops, DType>> casts;
     for (DType to : all)
-      if (!(from == to) && from.itemsize() == to.itemsize()) check_op(Ops::BITCAST, to, {from});
+      if (!(from == to) && from.itemsize() == to.itemsize()) casts.emplace_back(Ops::BITCAST, to);
+    if (!casts.empty()) check_ops(casts, {from});
+  }
 }
 
 }  // namespace
@@ -366,19 +401,22 @@ const std::vector<DType> kAll = {dtypes::int8, dtypes::int16, dtypes::int32, dty
 
 TEST(IselScalarRun, AWhereOfACompareSelectsAsClangForEveryDtype) {
   SKIP_WITHOUT_C_COMPILER();
-  for (DType d : kAll)
+  for (DType d : kAll) {
+    std::vector<Output> outs;
     for (Ops cmp : {Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ}) {
       // the compare is read only by the WHERE: re-emitted as flags at it
-      check_values(d, {d, d}, [&](const std::vector<UOp>& s, const UOp&, const std::vector<UOp>&) {
+      outs.push_back(Output{d, [d, cmp](const std::vector<UOp>& s, const UOp&, const std::vector<UOp>&) {
         return UOp::make(Ops::WHERE, d, {UOp::make(cmp, dtypes::bool_, {s[0], s[1]}), s[0], s[1]});
-      }, std::string(op_name(cmp)) + " selecting " + d.name());
+      }});
       // ... and also combined: kept as a 0/1 value
-      check_values(d, {d, d}, [&](const std::vector<UOp>& s, const UOp&, const std::vector<UOp>&) {
+      outs.push_back(Output{d, [d, cmp](const std::vector<UOp>& s, const UOp&, const std::vector<UOp>&) {
         UOp c = UOp::make(cmp, dtypes::bool_, {s[0], s[1]});
         UOp w = UOp::make(Ops::WHERE, d, {c, s[0], s[1]});
         return UOp::make(Ops::WHERE, d, {UOp::make(Ops::XOR, dtypes::bool_, {c, UOp::const_(dtypes::bool_, true)}), s[1], w});
-      }, std::string(op_name(cmp)) + " selecting " + d.name() + ", also as a value");
+      }});
     }
+    check_values({d, d}, outs, "compares selecting " + d.name() + ", alone and also as values");
+  }
   // a float compare selecting integers, an integer compare selecting floats
   check_values(dtypes::int32, {dtypes::float32, dtypes::float32, dtypes::int32}, [](const std::vector<UOp>& s, const UOp&, const std::vector<UOp>&) {
     return UOp::make(Ops::WHERE, dtypes::int32, {UOp::make(Ops::CMPNE, dtypes::bool_, {s[0], s[1]}), s[2], UOp::const_(dtypes::int32, int64_t{-7})});
