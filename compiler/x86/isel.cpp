@@ -258,6 +258,7 @@ void ScalarSelector::statement(const Statement& s) {
       if (u.dtype().lanes > 1) return select_vector_acc_init(cx, u);
       return acc_init(u);
     case StatementKind::ACC_UPDATE: {
+      if (u.op() != Ops::REDUCE || u.src().empty()) isel_fail("ACC_UPDATE of a node that is not a REDUCE", u);
       if (u.dtype().lanes == 1 && u.src(0).dtype().lanes == 1) return acc_update(u);
       // the accumulator must stay in its register across iterations: a fold that left it elsewhere is moved back
       Reg before = cx.reg_of(u);
@@ -271,6 +272,8 @@ void ScalarSelector::statement(const Statement& s) {
       return;
     }
     case StatementKind::STORE: {
+      if (u.op() != Ops::STORE || u.src().size() < 2 || u.src(0).op() != Ops::INDEX || u.src(0).src().size() < 2)
+        isel_fail("a STORE must write INDEX(buffer, offset[, gate]) with a value", u);
       int32_t skip = core_zero_guard();
       if (u.src(1).dtype().lanes > 1) select_vector_store(cx, u);
       else store(u);
@@ -441,6 +444,7 @@ void ScalarSelector::store(const UOp& st) {
 }
 
 void ScalarSelector::acc_init(const UOp& reduce) {
+  if (reduce.op() != Ops::REDUCE) isel_fail("ACC_INIT of a node that is not a REDUCE", reduce);
   DType d = reduce.dtype();
   // not remat: the register is redefined by every update
   cx.define(reduce, constant_reg(d, accumulator_start(reduce.arg_as<ReduceArg>().op, d.scalar()), false));

@@ -822,6 +822,10 @@ Reg ScalarSelector::select_int_alu(const UOp& u) {
 }
 
 Reg ScalarSelector::value(const UOp& u) {
+  size_t want = u.op() == Ops::LOAD || u.op() == Ops::CAST || u.op() == Ops::BITCAST || group::Unary.contains(u.op()) ? 1
+                : group::Ternary.contains(u.op()) ? 3 : 2;
+  if (u.src().size() != want) isel_fail(std::to_string(u.src().size()) + " sources; expected " + std::to_string(want), u);
+  if (u.op() == Ops::LOAD && (u.src(0).op() != Ops::INDEX || u.src(0).src().size() < 2)) isel_fail("a LOAD must read an INDEX(buffer, offset[, gate])", u);
   if (std::optional<ConstValue> f = folded(u)) return constant_reg(u.dtype(), *f, true);
   switch (u.op()) {
     case Ops::LOAD: return load_value(u);

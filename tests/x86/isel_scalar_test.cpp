@@ -182,5 +182,51 @@ TEST(IselScalar, ABarrierIsRejectedNamingTheNode) {
   }
 }
 
+TEST(IselScalar, AnOpWithoutASelectionIsRejectedNamingItAndTheNextKernelStillSelects) {
+  UOp out = UOp::make(Ops::PARAM, dtypes::int32, {}, ParamArg{0, AddrSpace::GLOBAL, "", 0, 3});
+  UOp r = UOp::range(4, 0);
+  UOp ri = r.cast(dtypes::int32);
+  UOp fd = UOp::make(Ops::FLOORDIV, dtypes::int32, {ri, UOp::const_(dtypes::int32, int64_t{3})});  // lower_late's to rewrite
+  UOp store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, dtypes::int32, {out, r}), fd});
+  UOp sink = UOp::sink({UOp::make(Ops::END, dtypes::void_, {store, r})});
+  LoweredKernel k{sink};
+  std::vector<Statement> st = linearize(sink);
+  try {
+    select_instructions("k", k, st, IselOptions{});
+    FAIL() << "FLOORDIV was selected";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("x86 isel: no x86 selection for this integer op: "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("FLOORDIV"), std::string::npos) << e.what();
+  }
+  NooptScope noopt(true);
+  MachineFunction mf = select(Tensor(std::vector<int32_t>{1, 2}) + 1);
+  EXPECT_EQ(count(mf, Mn::ret), 1);
+}
+
+TEST(IselScalar, MalformedStatementsAreRejectedNotCrashedOn) {
+  UOp r = UOp::range(4, 0);
+  LoweredKernel k{UOp::sink({})};
+  auto rejects = [&](const std::vector<Statement>& st, const std::string& what) {
+    try {
+      select_instructions("k", k, st, IselOptions{});
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("x86 isel: " + what, 0), 0u) << e.what();
+    }
+  };
+  rejects({{StatementKind::END_LOOP, r}}, "END_LOOP of a loop that is not the innermost open one");
+  rejects({{StatementKind::BEGIN_LOOP, r}}, "a loop is not closed");
+  rejects({{StatementKind::ACC_UPDATE, r}}, "ACC_UPDATE of a node that is not a REDUCE");
+  rejects({{StatementKind::VALUE, r + 1}}, "a value is used before it is defined");
+  IselOptions three;
+  three.vector_lanes = 3;
+  try {
+    select_instructions("k", k, {}, three);
+    ADD_FAILURE() << "3 lanes accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("expected 4, 8 or 16"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace doorbell::x86
