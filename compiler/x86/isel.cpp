@@ -241,8 +241,18 @@ void ScalarSelector::entry() {
   }
 }
 
+// float16 converts with F16C (vcvtph2ps / vcvtps2ph): a kernel that touches it needs the feature.
+void ScalarSelector::check_features(const UOp& u) const {
+  if (cx.options.features.f16c) return;
+  auto half = [](const UOp& x) { return x.dtype().scalar_type == ScalarType::Float16; };
+  bool uses = half(u);
+  for (const UOp& x : u.src()) uses |= half(x) || (x.op() == Ops::INDEX && half(indexed_buffer(x)));
+  if (uses) isel_fail("float16 needs F16C (vcvtph2ps, vcvtps2ph), which the options' features lack", u);
+}
+
 void ScalarSelector::statement(const Statement& s) {
   const UOp& u = s.u;
+  if (s.kind == StatementKind::VALUE || s.kind == StatementKind::STORE || s.kind == StatementKind::ACC_UPDATE) check_features(u);
   switch (s.kind) {
     case StatementKind::BEGIN_LOOP: return begin_loop(s);
     case StatementKind::END_LOOP:

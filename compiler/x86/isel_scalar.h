@@ -58,6 +58,7 @@ class ScalarSelector {
   void store(const UOp& st);
   void acc_init(const UOp& reduce);
   void acc_update(const UOp& reduce);
+  void check_features(const UOp& u) const;
   // Emits `if (core_id != 0) goto label` when a STORE runs outside every split loop of a split kernel; -1 otherwise.
   int32_t core_zero_guard();
   bool remat_compare(const UOp& u) const { return remat_compares_.count(u.get()) != 0; }

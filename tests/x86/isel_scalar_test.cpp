@@ -228,5 +228,27 @@ TEST(IselScalar, MalformedStatementsAreRejectedNotCrashedOn) {
   }
 }
 
+TEST(IselScalar, Float16NeedsF16C) {
+  NooptScope noopt(true);
+  Tensor a = Tensor(std::vector<float>{1.5f, -2}).cast(dtypes::float16);
+  std::vector<UOp> sinks = kernel_sinks({a * 3});
+  ASSERT_EQ(sinks.size(), 1u);
+  LoweredKernel k = cpu_c_target().lower(sinks[0], false);
+  std::vector<Statement> st = linearize(k.sink);
+  IselOptions o;
+  try {
+    select_instructions("k", k, st, o);
+    ADD_FAILURE() << "float16 selected without F16C";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("x86 isel: float16 needs F16C"), std::string::npos) << e.what();
+  }
+  o.features.f16c = true;
+  MachineFunction mf = select_instructions("k", k, st, o);
+  // float32 loaded; CAST to float16 rounds (ps2ph + ph2ps); the product's CAST back rounds (ps2ph + ph2ps); the store
+  // narrows (ps2ph)
+  EXPECT_EQ(count(mf, Mn::vcvtph2ps), 2) << listing(mf);
+  EXPECT_EQ(count(mf, Mn::vcvtps2ph), 3) << listing(mf);
+}
+
 }  // namespace
 }  // namespace doorbell::x86
