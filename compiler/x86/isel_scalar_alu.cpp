@@ -711,7 +711,11 @@ Reg ScalarSelector::select_int_alu(const UOp& u) {
   bool sign = !d.is_unsigned() && !b;
   auto src = [&](size_t i) { return b ? scalar(u.src(i)) : ext(u.src(i), w); };
   // ring and bitwise ops need only the operands' low bits: a register as it is, a constant materialized
-  auto low = [&](const UOp& x) { return is_const(x) || b ? (b ? scalar(x) : ext(x, w)) : scalar(x); };
+  // (an operand narrower than the result is converted to it first, as the C renderer's casts do)
+  auto low = [&](const UOp& x) {
+    if (b) return scalar(x);
+    return is_const(x) || x.dtype().is_bool() || natural_bits(x.dtype()) < n ? ext(x, w) : scalar(x);
+  };
   // a two-address op in three-address form; a constant second source as an immediate, commuting where allowed
   auto two = [&](Mn op, bool commutes) {
     const UOp *a = &u.src(0), *c = &u.src(1);
