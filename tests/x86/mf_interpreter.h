@@ -326,7 +326,12 @@ class MfInterpreter {
       case vaddps: case vmulps: {
         int bits = o[0].reg.bits;
         VecValue a = vsrc(inst, o[1], bits), b = vsrc(inst, o[2], bits), r;
-        for (int l = 0; l < bits / 32; l++) r.set_f(l, inst.op == vaddps ? a.f(l) + b.f(l) : a.f(l) * b.f(l));
+        const VecValue old = vreg(o[0].reg);
+        for (int l = 0; l < bits / 32; l++) {
+          // EVEX write mask: unselected lanes are zeroed ({z}) or keep the destination's (merge).
+          if (inst.masked && !(kreg_of(inst.mask) >> l & 1)) r.set_f(l, inst.zeroing ? 0.0f : old.f(l));
+          else r.set_f(l, inst.op == vaddps ? a.f(l) + b.f(l) : a.f(l) * b.f(l));
+        }
         vdst(o[0].reg, r, bits);
         return -1;
       }

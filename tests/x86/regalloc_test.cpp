@@ -472,6 +472,82 @@ TEST(RegallocIntervals, LoopWidening) {
   EXPECT_EQ(ivs.front().vreg, a.num);  // ordered by start
 }
 
+// A value set on two paths around a forward branch (x = a < 10 ? 200 : 100), with eight values live across the
+// branch competing for registers; both paths run.
+TEST(RegallocBranches, ValueSetOnTwoPathsAroundAForwardBranch) {
+  Fn f;
+  Reg a = f.g(), x = f.g();
+  f.e(Mn::mov, {R(a), M(f.in, 0, 64)});
+  std::vector<Reg> live;
+  for (int i = 0; i < 8; i++) {
+    live.push_back(f.g());
+    f.e(Mn::mov, {R(live.back()), M(f.in, 8 + 8 * i, 64)});
+  }
+  int32_t other = f.label(), join = f.label();
+  f.e(Mn::cmp, {R(a), I(10)});
+  f.jump(Mn::jl, other);
+  f.e(Mn::mov, {R(x), I(100)});
+  f.jump(Mn::jmp, join);
+  f.place(other);
+  f.e(Mn::mov, {R(x), I(200)});
+  f.place(join);
+  for (Reg v : live) f.tied(Mn::add, {R(x), R(x), R(v)});
+  f.tied(Mn::add, {R(x), R(x), R(a)});
+  f.e(Mn::mov, {M(f.out, 0, 64), R(x)});
+  f.e(Mn::ret, {});
+  for (int64_t av : {3, 30}) {
+    std::vector<int64_t> in = {av};
+    int64_t expected = (av < 10 ? 200 : 100) + av;
+    for (int i = 0; i < 8; i++) in.push_back(1 << i), expected += 1 << i;
+    for (uint32_t max_gpr : {0u, 3u}) {
+      AllocationOptions options;
+      options.max_gpr = max_gpr;
+      Allocated r = allocate_and_run(f.mf, {Bytes(8), int64s(in)}, options);
+      EXPECT_EQ(int64_at(r.after[0], 0), expected) << "a " << av << ", max_gpr " << max_gpr;
+      EXPECT_FALSE(assignment_of(r.stats, x).interval.remat);  // two definitions: not a constant
+    }
+  }
+}
+
+// last = the last element >= 50, set only on some iterations of a loop and read after it: its register must
+// survive the iterations that skip the definition.
+TEST(RegallocBranches, ConditionalDefinitionInALoopReadAfterIt) {
+  Fn f;
+  Reg last = f.g(), i = f.g(), t = f.g(), n = f.g();
+  f.e(Mn::mov, {R(last), I(-1)});
+  f.e(Mn::mov, {R(i), I(0)});
+  f.e(Mn::mov, {R(n), I(8)});
+  int32_t top = f.label(), skip = f.label();
+  f.place(top);
+  f.e(Mn::mov, {R(t), MI(f.in, i, 8, 0, 64)});
+  std::vector<Reg> temps;
+  for (int j = 0; j < 4; j++) {  // pressure inside the loop
+    temps.push_back(f.g());
+    f.tied(Mn::add, {R(temps.back()), R(t), I(j)});
+  }
+  Reg u = f.g();
+  f.e(Mn::mov, {R(u), R(temps[0])});
+  for (int j = 1; j < 4; j++) f.tied(Mn::add, {R(u), R(u), R(temps[j])});
+  f.e(Mn::cmp, {R(u), I(4 * 50 + 6)});
+  f.jump(Mn::jl, skip);
+  Reg d = f.g();
+  f.e(Mn::mov, {R(d), R(t)});
+  f.e(Mn::mov, {R(last), R(d)});
+  f.place(skip);
+  f.tied(Mn::add, {R(i), R(i), I(1)});
+  f.e(Mn::cmp, {R(i), R(n)});
+  f.jump(Mn::jl, top);
+  f.e(Mn::mov, {M(f.out, 0, 64), R(last)});
+  f.e(Mn::ret, {});
+  for (uint32_t max_gpr : {0u, 4u, 3u}) {
+    AllocationOptions options;
+    options.max_gpr = max_gpr;
+    // Element 5 is the last >= 50; elements 6 and 7 skip the definition.
+    Allocated r = allocate_and_run(f.mf, {Bytes(8), int64s({1, 60, 2, 70, 3, 80, 4, 5})}, options);
+    EXPECT_EQ(int64_at(r.after[0], 0), 80) << "max_gpr " << max_gpr;
+  }
+}
+
 // ---- two-address fixup ----
 
 // d = a - b where b dies at the sub and d gets b's register while a lives on (max_gpr 3: see the derivation in
@@ -632,6 +708,56 @@ TEST(RegallocMasks, EightLiveMasksSpill) {
   for (const IntervalAssignment& a : r.stats.assignments)
     if (a.interval.cls == RegClass::MASK && a.where == Where::SPILL) mask_spills++;
   EXPECT_EQ(mask_spills, 3);
+}
+
+// Masks as EVEX write masks of vaddps under pressure of both classes: seven masks (five allocatable) and 16
+// vectors with max_vec 4; merge masking reads the destination, zero masking does not.
+TEST(RegallocMasks, WriteMasksUnderPressure) {
+  Fn f;
+  std::vector<Reg> ks, vs;
+  for (int i = 0; i < 7; i++) {
+    Reg g = f.g(32);
+    ks.push_back(f.k());
+    f.e(Mn::mov, {R(g), I(0x5a5a >> i)});
+    f.e(Mn::kmovw, {R(ks.back()), R(g)});
+  }
+  for (int i = 0; i < 16; i++) {
+    vs.push_back(f.v(512));
+    f.e(Mn::vmovups, {R(vs.back()), M(f.in, 64 * i, 512)});
+  }
+  Reg acc = f.v(512);
+  f.e(Mn::vmovups, {R(acc), M(f.in, 0, 512)});
+  for (int i = 0; i < 16; i++) {
+    Inst& add = f.e(Mn::vaddps, {R(acc), R(acc), R(vs[i])});
+    add.masked = true;
+    add.mask = ks[i % 7];
+    add.zeroing = i % 5 == 4;
+  }
+  f.e(Mn::vmovups, {M(f.out, 0, 512), R(acc)});
+  f.e(Mn::ret, {});
+  Bytes in(16 * 64);
+  for (int i = 0; i < 16 * 16; i++) {
+    float x = static_cast<float>(i % 11) + 0.5f;
+    std::memcpy(&in[4 * i], &x, 4);
+  }
+  std::vector<float> expected(16);
+  for (int l = 0; l < 16; l++) {
+    float a = float_at(in, l);
+    for (int i = 0; i < 16; i++) {
+      bool on = (0x5a5a >> (i % 7)) >> l & 1;
+      a = on ? a + float_at(in, 16 * i + l) : i % 5 == 4 ? 0.0f : a;
+    }
+    expected[l] = a;
+  }
+  AllocationOptions options;
+  options.vec_registers = 32;
+  options.max_vec = 4;
+  Allocated r = allocate_and_run(f.mf, {Bytes(64), in}, options);
+  for (int l = 0; l < 16; l++) EXPECT_EQ(float_at(r.after[0], l), expected[l]) << "lane " << l;
+  int mask_spills = 0;
+  for (const IntervalAssignment& a : r.stats.assignments)
+    if (a.interval.cls == RegClass::MASK && a.where == Where::SPILL) mask_spills++;
+  EXPECT_EQ(mask_spills, 2);
 }
 
 // ---- borrowing ----
