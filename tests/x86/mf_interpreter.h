@@ -272,8 +272,10 @@ class MfInterpreter {
       case add: return binary([](uint64_t a, uint64_t b) { return a + b; }, true, false);
       case sub: return binary([](uint64_t a, uint64_t b) { return a - b; }, false, true);
       case imul: return binary([](uint64_t a, uint64_t b) { return a * b; }, false, false);
-      case and_: {
-        binary([](uint64_t a, uint64_t b) { return a & b; }, false, false);
+      case and_: case or_: case xor_: {
+        if (inst.op == and_) binary([](uint64_t a, uint64_t b) { return a & b; }, false, false);
+        if (inst.op == or_) binary([](uint64_t a, uint64_t b) { return a | b; }, false, false);
+        if (inst.op == xor_) binary([](uint64_t a, uint64_t b) { return a ^ b; }, false, false);
         uint64_t r = src(inst, o[0], width(o[0]));
         zf_ = r == 0, sf_ = r >> (width(o[0]) - 1) & 1, cf_ = of_ = false;
         return -1;
