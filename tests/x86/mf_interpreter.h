@@ -56,6 +56,7 @@ class MfInterpreter {
     if (name == "halve") return a / 2;
     if (name == "pow") return std::pow(a, b);
     if (name == "exp2") return std::exp2(a);
+    if (name == "fmax") return std::fmax(a, b);
     ADD_FAILURE() << "no extern " << name;
     return 0;
   }

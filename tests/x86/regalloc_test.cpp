@@ -15,6 +15,7 @@
 
 #include "tests/common/error_of.h"
 #include "tests/x86/mf_builder.h"
+#include "tests/x86/regalloc_checks.h"
 #include "tests/x86/mf_interpreter.h"
 
 namespace doorbell::x86 {
@@ -23,73 +24,6 @@ namespace {
 using doorbell::testing::error_of;
 using namespace doorbell::x86::testing;
 using Where = IntervalAssignment::Where;
-
-constexpr Gpr kCalleeSaved[] = {RBX, RBP, R12, R13, R14, R15};
-bool is_callee_saved(uint32_t r) { return std::find(std::begin(kCalleeSaved), std::end(kCalleeSaved), r) != std::end(kCalleeSaved); }
-
-// The allocation's invariants, on its assignments.
-void expect_invariants(const AllocationStats& stats, const AllocationOptions& options) {
-  const auto& as = stats.assignments;
-  EXPECT_EQ(as.size(), stats.intervals);
-  std::set<int32_t> slots;
-  uint32_t spilled = 0;
-  std::set<uint32_t> gprs_used, vecs_used;
-  for (size_t i = 0; i < as.size(); i++) {
-    const IntervalAssignment& a = as[i];
-    const LiveInterval& iv = a.interval;
-    if (a.where == Where::REG) {
-      if (iv.cls == RegClass::GPR) {
-        gprs_used.insert(a.reg);
-        EXPECT_TRUE(a.reg != RAX && a.reg != RCX && a.reg != RDX && a.reg != RSP && a.reg != R10 && a.reg != R11)
-            << "GPR " << a.reg << " is not allocatable";
-        if (iv.crosses_call) { EXPECT_TRUE(is_callee_saved(a.reg)) << "%g" << iv.vreg << " lives across a call in GPR " << a.reg; }
-      } else if (iv.cls == RegClass::VEC) {
-        vecs_used.insert(a.reg);
-        EXPECT_LT(a.reg, options.vec_registers - 2) << "a scratch vector register allocated";
-        EXPECT_FALSE(iv.crosses_call) << "%v" << iv.vreg << " lives across a call in a vector register";
-      } else {
-        EXPECT_TRUE(a.reg >= 1 && a.reg <= 5) << "k" << a.reg << " allocated";
-      }
-    } else if (a.where == Where::SPILL) {
-      spilled++;
-      EXPECT_TRUE(slots.insert(a.slot).second) << "spill slot " << a.slot << " given twice";
-    } else {
-      EXPECT_TRUE(iv.remat) << "a value that is not a constant rematerialized";
-    }
-    // No two overlapping intervals of a class share a register (touching ones may: an instruction reads its
-    // sources before it writes its destination).
-    for (size_t j = i + 1; j < as.size(); j++) {
-      const IntervalAssignment& b = as[j];
-      if (b.interval.cls != iv.cls || a.where != Where::REG || b.where != Where::REG) continue;
-      bool overlap = iv.start < b.interval.end && b.interval.start < iv.end;
-      if (overlap) { EXPECT_NE(a.reg, b.reg) << "intervals [" << iv.start << ", " << iv.end << "] and [" << b.interval.start << ", " << b.interval.end << "] share register " << a.reg; }
-    }
-  }
-  EXPECT_EQ(spilled, stats.spilled);
-  if (options.max_gpr) { EXPECT_LE(gprs_used.size(), options.max_gpr); }
-  if (options.max_vec) { EXPECT_LE(vecs_used.size(), options.max_vec); }
-}
-
-// After allocation: physical registers only, every frame slot an [rsp + offset], no tied or pseudo instruction.
-void expect_physical(const MachineFunction& mf) {
-  EXPECT_TRUE(mf.allocated);
-  for (const Inst& inst : mf.code) {
-    EXPECT_FALSE(inst.tied) << print_inst(inst, mf);
-    EXPECT_NE(inst.op, Mn::CALL_EXTERN);
-    if (inst.masked) { EXPECT_FALSE(inst.mask.virt); }
-    for (int k = 0; k < inst.n; k++) {
-      const Operand& o = inst.o[k];
-      if (o.kind == Operand::Kind::REG) { EXPECT_FALSE(o.reg.virt) << print_inst(inst, mf); }
-      if (o.kind == Operand::Kind::MEM) {
-        EXPECT_TRUE(o.mem.kind == MemBase::REG || o.mem.kind == MemBase::RIP) << print_inst(inst, mf);
-        EXPECT_FALSE(o.mem.has_base && o.mem.base.virt) << print_inst(inst, mf);
-        EXPECT_FALSE(o.mem.has_index && o.mem.index.virt) << print_inst(inst, mf);
-        // rsp is 64-byte aligned: a zmm slot is too.
-        if (o.mem.bits == 512 && o.mem.base.num == RSP) { EXPECT_EQ(o.mem.disp % 64, 0) << print_inst(inst, mf); }
-      }
-    }
-  }
-}
 
 struct Allocated {
   MachineFunction mf;
@@ -610,6 +544,33 @@ TEST(RegallocTied, DestinationIsTheSecondSourceValue) {
     EXPECT_EQ(int64_at(r.after[0], 0), 42);
     EXPECT_EQ(int64_at(r.after[0], 1), 50);
     EXPECT_GE(r.stats.moves, 6u);  // each sub: b copied aside, a moved in
+  }
+}
+
+// imul has no two-operand form with an immediate: a tied `imul d, a, 7` becomes `imul d, a, 7`, also with a spilled.
+TEST(RegallocTied, ImulByAnImmediateTakesTheThreeOperandForm) {
+  for (uint32_t max_gpr : {0u, 2u}) {
+    Fn f;
+    Reg a = f.g(), d = f.g();
+    f.e(Mn::mov, {R(a), M(f.in, 0, 64)});
+    f.tied(Mn::imul, {R(d), R(a), I(7)});
+    f.e(Mn::mov, {M(f.out, 0, 64), R(d)});
+    f.e(Mn::mov, {M(f.out, 8, 64), R(a)});
+    f.e(Mn::ret, {});
+    AllocationOptions options;
+    options.max_gpr = max_gpr;
+    Allocated r = allocate_and_run(f.mf, {Bytes(16), int64s({-6})}, options);
+    EXPECT_EQ(int64_at(r.after[0], 0), -42);
+    EXPECT_EQ(int64_at(r.after[0], 1), -6);
+    EXPECT_EQ(r.stats.moves, 0u);
+    int imuls = 0;
+    for (const Inst& i : r.mf.code)
+      if (i.op == Mn::imul) {
+        imuls++;
+        EXPECT_EQ(i.n, 3);
+        EXPECT_EQ(i.o[2].imm, 7);
+      }
+    EXPECT_EQ(imuls, 1);
   }
 }
 
