@@ -71,7 +71,7 @@ class Generator {
   }
 
   void statement() {
-    switch (rnd(14)) {
+    switch (rnd(19)) {
       case 0: {  // a constant, usually rematerializable
         Reg g = f_.g();
         f_.e(Mn::mov, {R(g), I(rnd(1000) - 500)}).remat = rnd(4) != 0;
@@ -182,6 +182,54 @@ class Generator {
         break;
       }
       case 12: f_.e(Mn::mov, {M(out_, 8 * (200 + rnd(8)), 64), R(pick(gprs_))}); break;
+      case 13: {  // a compare's flag as 0/1: setcc writes 8 bits (keeping the rest), movzx reads them
+        static constexpr Mn kSets[] = {Mn::setl, Mn::setge, Mn::sete, Mn::setne, Mn::setb, Mn::seta};
+        Reg flag = f_.g(8), d = f_.g(32);
+        f_.e(Mn::cmp, {R(pick(gprs_)), R(pick(gprs_))});
+        f_.e(kSets[rnd(6)], {R(flag)});
+        f_.e(Mn::movzx, {R(d), R(flag)});
+        gprs_.push_back(with_bits(d, 64));
+        break;
+      }
+      case 14: {  // d = a < b ? y : x (tied cmov)
+        Reg d = f_.g(), a = pick(gprs_), b = pick(gprs_);
+        f_.e(Mn::cmp, {R(a), R(b)});
+        f_.tied(rnd(2) ? Mn::cmovl : Mn::cmovae, {R(d), R(pick(gprs_)), R(pick(gprs_))});
+        gprs_.push_back(d);
+        break;
+      }
+      case 15: {  // shifts by cl (rcx, physical) and by an immediate
+        static constexpr Mn kShifts[] = {Mn::shl, Mn::shr, Mn::sar};
+        Reg d = f_.g();
+        if (rnd(2)) {
+          f_.e(Mn::mov, {R(gpr(RCX, 32)), R(with_bits(pick(gprs_), 32))});
+          f_.tied(kShifts[rnd(3)], {R(d), R(pick(gprs_)), R(gpr(RCX, 8))});
+        } else {
+          f_.tied(kShifts[rnd(3)], {R(d), R(pick(gprs_)), I(rnd(64))});
+        }
+        gprs_.push_back(d);
+        break;
+      }
+      case 16: {  // signed division through rax and rdx (physical): a / (b | 1 & 255 + 1) or the remainder
+        Reg b = f_.g(), d = f_.g();
+        f_.tied(Mn::and_, {R(b), R(pick(gprs_)), I(255)});
+        f_.tied(Mn::add, {R(b), R(b), I(1)});
+        f_.e(Mn::mov, {R(gpr(RAX)), R(pick(gprs_))});
+        f_.e(Mn::cqo, {});
+        f_.e(Mn::idiv, {R(b)});
+        f_.e(Mn::mov, {R(d), R(gpr(rnd(2) ? RAX : RDX))});
+        gprs_.push_back(d);
+        break;
+      }
+      case 17: {  // ymm: d = a * b + addend (tied FMA, b maybe memory), or a sum with a memory operand
+        if (ymms_.size() < 2) return statement();
+        Reg d = f_.v(256);
+        Operand b = rnd(2) ? R(pick(ymms_)) : M(in_, 512 + 32 * rnd(8), 256);
+        if (rnd(2)) f_.tied(Mn::vfmadd231ps, {R(d), R(pick(ymms_)), R(pick(ymms_)), b});
+        else f_.e(Mn::vaddps, {R(d), R(pick(ymms_)), b});
+        ymms_.push_back(d);
+        break;
+      }
       default: {  // a value copied (a move the allocator must keep apart from its source's later redefinitions)
         Reg d = f_.g();
         f_.e(Mn::mov, {R(d), R(pick(gprs_))});
