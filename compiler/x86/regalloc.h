@@ -3,7 +3,7 @@
 //  - intervals are computed on the linear instruction order; a value live into a loop (defined before the loop's
 //    label, used at or after it before the loop's backward jump) is extended to the loop's end, so loop-carried
 //    values (accumulators) and loop invariants survive every iteration;
-//  - GPR and VEC values are allocated separately, each from its own allocatable set (AllocationOptions);
+//  - GPR, VEC and MASK values are allocated separately, each from its own allocatable set (AllocationOptions);
 //  - a value that finds no register is spilled to a stack slot (64 bytes for a zmm, else 8, 16 or 32): reloaded into a
 //    scratch register before each use and stored after each definition; a `remat` value (a constant) is
 //    re-executed before each use instead of spilled;
