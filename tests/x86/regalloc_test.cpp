@@ -355,55 +355,49 @@ TEST(RegallocLoops, NestedLoops) {
 }
 
 // Exact intervals of a small loop:
-//   0 a = 1   1 acc = 0   2 L:   3 t = a   4 acc = acc + t   5 c = acc   6 cmp acc, 100   7 jl L   8 d = c   9 ret
+//   0 a = 1 (remat)   1 acc = 0   2 L:   3 t = lea [a + carried]   4 acc = acc + t   5 c = acc   6 carried = 2
+//   7 cmp acc, 100    8 jl L      9 d = c   10 ret
 TEST(RegallocIntervals, LoopWidening) {
   MachineFunction mf;
-  Reg a = mf.new_vreg(RegClass::GPR, 64), acc = mf.new_vreg(RegClass::GPR, 64), t = mf.new_vreg(RegClass::GPR, 64);
-  Reg c = mf.new_vreg(RegClass::GPR, 64), d = mf.new_vreg(RegClass::GPR, 64), carried = mf.new_vreg(RegClass::GPR, 64);
+  auto g = [&] { return mf.new_vreg(RegClass::GPR, 64); };
+  Reg a = g(), acc = g(), t = g(), c = g(), carried = g(), d = g();
   int32_t l = mf.new_label();
-  auto e = [&](Mn op, std::initializer_list<Operand> ops, bool tied = false) {
+  auto e = [&](Mn op, std::initializer_list<Operand> ops) -> Inst& {
     Inst i;
     i.op = op;
-    i.tied = tied;
     for (const Operand& o : ops) i.o[i.n++] = o;
     mf.code.push_back(i);
+    return mf.code.back();
   };
-  e(Mn::mov, {R(a), I(1)});
+  e(Mn::mov, {R(a), I(1)}).remat = true;
   e(Mn::mov, {R(acc), I(0)});
   e(Mn::LABEL, {op_label(l)});
-  e(Mn::mov, {R(t), R(a)});
-  e(Mn::add, {R(acc), R(acc), R(t)}, true);
+  e(Mn::lea, {R(t), MI(a, carried, 1, 0, 0)});
+  e(Mn::add, {R(acc), R(acc), R(t)}).tied = true;
   e(Mn::mov, {R(c), R(acc)});
+  e(Mn::mov, {R(carried), I(2)});
   e(Mn::cmp, {R(acc), I(100)});
   e(Mn::jl, {op_label(l)});
   e(Mn::mov, {R(d), R(c)});
   e(Mn::ret, {});
-  // A value read at the top of the loop and written at the bottom (carried around the back edge): 3 reads it,
-  // 6 writes it; it must cover the whole loop.
-  mf.code.insert(mf.code.begin() + 6, Inst{});
-  mf.code[6].op = Mn::mov, mf.code[6].n = 2, mf.code[6].o[0] = R(carried), mf.code[6].o[1] = I(2);
-  mf.code[3].op = Mn::lea;
-  Mem m;
-  m.base = a;
-  m.has_index = true;
-  m.index = carried;
-  mf.code[3].o[1] = op_mem(m);
-  // Now: 0 a  1 acc  2 L  3 t = [a + carried]  4 acc  5 c  6 carried = 2  7 cmp  8 jl L  9 d = c  10 ret
   std::vector<LiveInterval> ivs = live_intervals(mf);
   auto find = [&](Reg r) {
     for (const LiveInterval& iv : ivs)
       if (iv.vreg == r.num) return iv;
     throw std::runtime_error("missing");
   };
-  EXPECT_EQ(find(a).start, 0); EXPECT_EQ(find(a).end, 8);          // live into the loop: to the jump
-  EXPECT_EQ(find(acc).start, 1); EXPECT_EQ(find(acc).end, 8);      // the accumulator
-  EXPECT_EQ(find(t).start, 3); EXPECT_EQ(find(t).end, 4);          // defined and dead inside: not widened
-  EXPECT_EQ(find(c).start, 2); EXPECT_EQ(find(c).end, 9);          // defined inside, live out: from the label
-  EXPECT_EQ(find(carried).start, 2); EXPECT_EQ(find(carried).end, 8);  // read first in the loop: all of it
+  EXPECT_EQ(find(a).start, 0); EXPECT_EQ(find(a).end, 8);              // live into the loop: to the jump
+  EXPECT_EQ(find(acc).start, 1); EXPECT_EQ(find(acc).end, 8);          // the accumulator
+  EXPECT_EQ(find(t).start, 3); EXPECT_EQ(find(t).end, 4);              // defined and dead inside: not widened
+  EXPECT_EQ(find(c).start, 2); EXPECT_EQ(find(c).end, 9);              // defined inside, live out: from the label
+  EXPECT_EQ(find(carried).start, 2); EXPECT_EQ(find(carried).end, 8);  // read (3) before written (6): all the loop
   EXPECT_EQ(find(d).start, 9); EXPECT_EQ(find(d).end, 9);
-  EXPECT_TRUE(find(a).remat == false);
+  EXPECT_TRUE(find(a).remat);     // one definition, a remat mov
+  EXPECT_FALSE(find(acc).remat);  // redefined in the loop
+  EXPECT_FALSE(find(carried).remat);  // a constant, but not marked remat
   EXPECT_EQ(ivs.size(), 6u);
   EXPECT_EQ(ivs.front().vreg, a.num);  // ordered by start
+  for (const LiveInterval& iv : ivs) EXPECT_FALSE(iv.crosses_call);
 }
 
 // A value set on two paths around a forward branch (x = a < 10 ? 200 : 100), with eight values live across the
