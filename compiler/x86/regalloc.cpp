@@ -439,9 +439,28 @@ class Allocator {
       stats_.moves++;
       for (Reg* r : clashes) r->num = s;
     }
-    // a into d.
     const Operand& a = inst.o[1];
     const uint16_t dbits = d.bits;
+    // imul by an immediate has a three-operand form (imul d, a, imm) and no two-operand one: no tie needed.
+    if (inst.op == Mn::imul && inst.n == 3 && inst.o[2].kind == Operand::Kind::IMM && a.kind == Operand::Kind::REG &&
+        a.reg.cls == RegClass::GPR) {
+      int64_t areg = reg_of(a.reg);
+      if (areg < 0) {
+        fill(a.reg, dreg, around.pre);
+        areg = dreg;
+      }
+      Inst op = inst;
+      op.tied = false;
+      op.o[0] = op_reg(gpr(dreg, dbits));
+      op.o[1] = op_reg(gpr(static_cast<uint32_t>(areg), dbits));
+      if (dloc) {
+        around.post.insert(around.post.begin(), store(cls, dloc->slot, dreg, dloc->bits));
+        stats_.spill_stores++;
+      }
+      emit(around, op, out);
+      return;
+    }
+    // a into d.
     if (a.kind == Operand::Kind::REG) {
       if (a.reg.cls != cls)
         throw std::invalid_argument(where(original, mf_) + "the tied source is of another register class than the destination");

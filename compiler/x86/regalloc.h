@@ -3,7 +3,7 @@
 //  - intervals are computed on the linear instruction order; a value live into a loop (defined before the loop's
 //    label, used at or after it before the loop's backward jump) is extended to the loop's end, so loop-carried
 //    values (accumulators) and loop invariants survive every iteration;
-//  - GPR and VEC values are allocated separately, each from its own allocatable set (AllocationOptions);
+//  - GPR, VEC and MASK values are allocated separately, each from its own allocatable set (AllocationOptions);
 //  - a value that finds no register is spilled to a stack slot (64 bytes for a zmm, else 8, 16 or 32): reloaded into a
 //    scratch register before each use and stored after each definition; a `remat` value (a constant) is
 //    re-executed before each use instead of spilled;
@@ -11,7 +11,8 @@
 //    rcx, rdx, rsi, rdi, r8-r11 are the callee's); the call is expanded (arguments into xmm0/xmm1, vzeroupper, call,
 //    result from xmm0);
 //  - two-address fixup: a tied instruction (compiler/x86/x86_inst.h) becomes `mov d, a` + `op d, b` when d and a got
-//    different registers (b's register equal to d's goes through a scratch register for a non-commutative op);
+//    different registers (b's register equal to d's goes through a scratch register for a non-commutative op; a
+//    commutative one swaps a and b); imul by an immediate becomes the untied three-operand `imul d, a, imm`;
 //  - the frame: callee-saved registers used are pushed, rsp (saved in the frame through rax) is aligned down to 64
 //    bytes and lowered for the incoming arguments (rdi, rsi, and edx, ecx sign-extended, stored to their ARG slots),
 //    the spill and LOCAL slots (each naturally aligned, LOCAL and zmm slots to 64 bytes), so rsp is 16-byte aligned at

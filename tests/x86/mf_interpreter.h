@@ -56,6 +56,7 @@ class MfInterpreter {
     if (name == "halve") return a / 2;
     if (name == "pow") return std::pow(a, b);
     if (name == "exp2") return std::exp2(a);
+    if (name == "fmax") return std::fmax(a, b);
     ADD_FAILURE() << "no extern " << name;
     return 0;
   }
@@ -230,6 +231,16 @@ class MfInterpreter {
     }
   }
 
+  static Mn jump_of(Mn op) {
+    using enum Mn;
+    static constexpr Mn kSet[] = {sete, setne, setl, setle, setg, setge, setb, setbe, seta, setae};
+    static constexpr Mn kCmov[] = {cmove, cmovne, cmovl, cmovle, cmovg, cmovge, cmovb, cmovbe, cmova, cmovae};
+    static constexpr Mn kJump[] = {je, jne, jl, jle, jg, jge, jb, jbe, ja, jae};
+    for (int i = 0; i < 10; i++)
+      if (kSet[i] == op || kCmov[i] == op) return kJump[i];
+    return jmp;
+  }
+
   VecValue vsrc(const Inst& inst, const Operand& o, int bits) {
     VecValue v;
     if (o.kind == Operand::Kind::REG) v = vreg(o.reg);
@@ -272,13 +283,45 @@ class MfInterpreter {
       case add: return binary([](uint64_t a, uint64_t b) { return a + b; }, true, false);
       case sub: return binary([](uint64_t a, uint64_t b) { return a - b; }, false, true);
       case imul: return binary([](uint64_t a, uint64_t b) { return a * b; }, false, false);
-      case and_: {
-        binary([](uint64_t a, uint64_t b) { return a & b; }, false, false);
+      case and_: case or_: case xor_: {
+        if (inst.op == and_) binary([](uint64_t a, uint64_t b) { return a & b; }, false, false);
+        if (inst.op == or_) binary([](uint64_t a, uint64_t b) { return a | b; }, false, false);
+        if (inst.op == xor_) binary([](uint64_t a, uint64_t b) { return a ^ b; }, false, false);
         uint64_t r = src(inst, o[0], width(o[0]));
         zf_ = r == 0, sf_ = r >> (width(o[0]) - 1) & 1, cf_ = of_ = false;
         return -1;
       }
       case cmp: flags_sub(src(inst, o[0], width(o[0])), src(inst, o[1], width(o[0])), width(o[0])); return -1;
+      case sete: case setne: case setl: case setle: case setg: case setge: case setb: case setbe: case seta:
+      case setae:
+        write_gpr(with_bits(o[0].reg, 8), condition(jump_of(inst.op)) ? 1 : 0);
+        return -1;
+      case cmove: case cmovne: case cmovl: case cmovle: case cmovg: case cmovge: case cmovb: case cmovbe:
+      case cmova: case cmovae: {
+        // A 32-bit cmov writes (zero-extends) its destination whether or not it moves.
+        int bits = width(o[0]);
+        uint64_t a = src(inst, o[inst.tied ? 1 : 0], bits), b = src(inst, o[inst.tied ? 2 : 1], bits);
+        dst(inst, o[0], bits, condition(jump_of(inst.op)) ? b : a);
+        return -1;
+      }
+      case movzx: dst(inst, o[0], width(o[0]), src(inst, o[1], width(o[1]))); return -1;
+      case shl: case shr: case sar: {
+        int bits = width(o[0]);
+        uint64_t a = src(inst, o[inst.tied ? 1 : 0], bits);
+        unsigned count = src(inst, o[inst.tied ? 2 : 1], 8) & (bits == 64 ? 63 : 31);
+        uint64_t r = inst.op == shl ? a << count : inst.op == shr ? a >> count
+                   : static_cast<uint64_t>((static_cast<int64_t>(a << (64 - bits)) >> (64 - bits)) >> count);
+        dst(inst, o[0], bits, r);
+        return -1;
+      }
+      case cqo: gpr_[RDX] = static_cast<int64_t>(gpr_[RAX]) < 0 ? ~0ull : 0; return -1;
+      case idiv: {  // rdx:rax / o[0], rdx the sign of rax (cqo): quotient to rax, remainder to rdx
+        int64_t n = static_cast<int64_t>(gpr_[RAX]), d = static_cast<int64_t>(src(inst, o[0], 64));
+        if (o[0].kind == Operand::Kind::REG && o[0].reg.bits != 64) fail(inst, "only the 64-bit form");
+        if (d == 0 || gpr_[RDX] != (n < 0 ? ~0ull : 0)) fail(inst, "a zero divisor or rdx not rax's sign");
+        gpr_[RAX] = static_cast<uint64_t>(n / d), gpr_[RDX] = static_cast<uint64_t>(n % d);
+        return -1;
+      }
       case jmp: case je: case jne: case jl: case jle: case jg: case jge: case jb: case jbe: case ja: case jae:
       case js: case jns:
         if (!condition(inst.op)) return -1;
@@ -323,10 +366,23 @@ class MfInterpreter {
         vdst(o[0].reg, a, 128);
         return -1;
       }
+      case vfmadd231ps: {  // d = a * b + d (tied: d = a * b + addend)
+        int bits = o[0].reg.bits, k = inst.tied ? 1 : 0;
+        VecValue c = inst.tied ? vsrc(inst, o[1], bits) : vreg(o[0].reg);
+        VecValue a = vsrc(inst, o[1 + k], bits), b = vsrc(inst, o[2 + k], bits), r;
+        for (int l = 0; l < bits / 32; l++) r.set_f(l, std::fma(a.f(l), b.f(l), c.f(l)));
+        vdst(o[0].reg, r, bits);
+        return -1;
+      }
       case vaddps: case vmulps: {
         int bits = o[0].reg.bits;
         VecValue a = vsrc(inst, o[1], bits), b = vsrc(inst, o[2], bits), r;
-        for (int l = 0; l < bits / 32; l++) r.set_f(l, inst.op == vaddps ? a.f(l) + b.f(l) : a.f(l) * b.f(l));
+        const VecValue old = vreg(o[0].reg);
+        for (int l = 0; l < bits / 32; l++) {
+          // EVEX write mask: unselected lanes are zeroed ({z}) or keep the destination's (merge).
+          if (inst.masked && !(kreg_of(inst.mask) >> l & 1)) r.set_f(l, inst.zeroing ? 0.0f : old.f(l));
+          else r.set_f(l, inst.op == vaddps ? a.f(l) + b.f(l) : a.f(l) * b.f(l));
+        }
         vdst(o[0].reg, r, bits);
         return -1;
       }

@@ -15,6 +15,7 @@
 
 #include "tests/common/error_of.h"
 #include "tests/x86/mf_builder.h"
+#include "tests/x86/regalloc_checks.h"
 #include "tests/x86/mf_interpreter.h"
 
 namespace doorbell::x86 {
@@ -23,73 +24,6 @@ namespace {
 using doorbell::testing::error_of;
 using namespace doorbell::x86::testing;
 using Where = IntervalAssignment::Where;
-
-constexpr Gpr kCalleeSaved[] = {RBX, RBP, R12, R13, R14, R15};
-bool is_callee_saved(uint32_t r) { return std::find(std::begin(kCalleeSaved), std::end(kCalleeSaved), r) != std::end(kCalleeSaved); }
-
-// The allocation's invariants, on its assignments.
-void expect_invariants(const AllocationStats& stats, const AllocationOptions& options) {
-  const auto& as = stats.assignments;
-  EXPECT_EQ(as.size(), stats.intervals);
-  std::set<int32_t> slots;
-  uint32_t spilled = 0;
-  std::set<uint32_t> gprs_used, vecs_used;
-  for (size_t i = 0; i < as.size(); i++) {
-    const IntervalAssignment& a = as[i];
-    const LiveInterval& iv = a.interval;
-    if (a.where == Where::REG) {
-      if (iv.cls == RegClass::GPR) {
-        gprs_used.insert(a.reg);
-        EXPECT_TRUE(a.reg != RAX && a.reg != RCX && a.reg != RDX && a.reg != RSP && a.reg != R10 && a.reg != R11)
-            << "GPR " << a.reg << " is not allocatable";
-        if (iv.crosses_call) { EXPECT_TRUE(is_callee_saved(a.reg)) << "%g" << iv.vreg << " lives across a call in GPR " << a.reg; }
-      } else if (iv.cls == RegClass::VEC) {
-        vecs_used.insert(a.reg);
-        EXPECT_LT(a.reg, options.vec_registers - 2) << "a scratch vector register allocated";
-        EXPECT_FALSE(iv.crosses_call) << "%v" << iv.vreg << " lives across a call in a vector register";
-      } else {
-        EXPECT_TRUE(a.reg >= 1 && a.reg <= 5) << "k" << a.reg << " allocated";
-      }
-    } else if (a.where == Where::SPILL) {
-      spilled++;
-      EXPECT_TRUE(slots.insert(a.slot).second) << "spill slot " << a.slot << " given twice";
-    } else {
-      EXPECT_TRUE(iv.remat) << "a value that is not a constant rematerialized";
-    }
-    // No two overlapping intervals of a class share a register (touching ones may: an instruction reads its
-    // sources before it writes its destination).
-    for (size_t j = i + 1; j < as.size(); j++) {
-      const IntervalAssignment& b = as[j];
-      if (b.interval.cls != iv.cls || a.where != Where::REG || b.where != Where::REG) continue;
-      bool overlap = iv.start < b.interval.end && b.interval.start < iv.end;
-      if (overlap) { EXPECT_NE(a.reg, b.reg) << "intervals [" << iv.start << ", " << iv.end << "] and [" << b.interval.start << ", " << b.interval.end << "] share register " << a.reg; }
-    }
-  }
-  EXPECT_EQ(spilled, stats.spilled);
-  if (options.max_gpr) { EXPECT_LE(gprs_used.size(), options.max_gpr); }
-  if (options.max_vec) { EXPECT_LE(vecs_used.size(), options.max_vec); }
-}
-
-// After allocation: physical registers only, every frame slot an [rsp + offset], no tied or pseudo instruction.
-void expect_physical(const MachineFunction& mf) {
-  EXPECT_TRUE(mf.allocated);
-  for (const Inst& inst : mf.code) {
-    EXPECT_FALSE(inst.tied) << print_inst(inst, mf);
-    EXPECT_NE(inst.op, Mn::CALL_EXTERN);
-    if (inst.masked) { EXPECT_FALSE(inst.mask.virt); }
-    for (int k = 0; k < inst.n; k++) {
-      const Operand& o = inst.o[k];
-      if (o.kind == Operand::Kind::REG) { EXPECT_FALSE(o.reg.virt) << print_inst(inst, mf); }
-      if (o.kind == Operand::Kind::MEM) {
-        EXPECT_TRUE(o.mem.kind == MemBase::REG || o.mem.kind == MemBase::RIP) << print_inst(inst, mf);
-        EXPECT_FALSE(o.mem.has_base && o.mem.base.virt) << print_inst(inst, mf);
-        EXPECT_FALSE(o.mem.has_index && o.mem.index.virt) << print_inst(inst, mf);
-        // rsp is 64-byte aligned: a zmm slot is too.
-        if (o.mem.bits == 512 && o.mem.base.num == RSP) { EXPECT_EQ(o.mem.disp % 64, 0) << print_inst(inst, mf); }
-      }
-    }
-  }
-}
 
 struct Allocated {
   MachineFunction mf;
@@ -421,55 +355,125 @@ TEST(RegallocLoops, NestedLoops) {
 }
 
 // Exact intervals of a small loop:
-//   0 a = 1   1 acc = 0   2 L:   3 t = a   4 acc = acc + t   5 c = acc   6 cmp acc, 100   7 jl L   8 d = c   9 ret
+//   0 a = 1 (remat)   1 acc = 0   2 L:   3 t = lea [a + carried]   4 acc = acc + t   5 c = acc   6 carried = 2
+//   7 cmp acc, 100    8 jl L      9 d = c   10 ret
 TEST(RegallocIntervals, LoopWidening) {
   MachineFunction mf;
-  Reg a = mf.new_vreg(RegClass::GPR, 64), acc = mf.new_vreg(RegClass::GPR, 64), t = mf.new_vreg(RegClass::GPR, 64);
-  Reg c = mf.new_vreg(RegClass::GPR, 64), d = mf.new_vreg(RegClass::GPR, 64), carried = mf.new_vreg(RegClass::GPR, 64);
+  auto g = [&] { return mf.new_vreg(RegClass::GPR, 64); };
+  Reg a = g(), acc = g(), t = g(), c = g(), carried = g(), d = g();
   int32_t l = mf.new_label();
-  auto e = [&](Mn op, std::initializer_list<Operand> ops, bool tied = false) {
+  auto e = [&](Mn op, std::initializer_list<Operand> ops) -> Inst& {
     Inst i;
     i.op = op;
-    i.tied = tied;
     for (const Operand& o : ops) i.o[i.n++] = o;
     mf.code.push_back(i);
+    return mf.code.back();
   };
-  e(Mn::mov, {R(a), I(1)});
+  e(Mn::mov, {R(a), I(1)}).remat = true;
   e(Mn::mov, {R(acc), I(0)});
   e(Mn::LABEL, {op_label(l)});
-  e(Mn::mov, {R(t), R(a)});
-  e(Mn::add, {R(acc), R(acc), R(t)}, true);
+  e(Mn::lea, {R(t), MI(a, carried, 1, 0, 0)});
+  e(Mn::add, {R(acc), R(acc), R(t)}).tied = true;
   e(Mn::mov, {R(c), R(acc)});
+  e(Mn::mov, {R(carried), I(2)});
   e(Mn::cmp, {R(acc), I(100)});
   e(Mn::jl, {op_label(l)});
   e(Mn::mov, {R(d), R(c)});
   e(Mn::ret, {});
-  // A value read at the top of the loop and written at the bottom (carried around the back edge): 3 reads it,
-  // 6 writes it; it must cover the whole loop.
-  mf.code.insert(mf.code.begin() + 6, Inst{});
-  mf.code[6].op = Mn::mov, mf.code[6].n = 2, mf.code[6].o[0] = R(carried), mf.code[6].o[1] = I(2);
-  mf.code[3].op = Mn::lea;
-  Mem m;
-  m.base = a;
-  m.has_index = true;
-  m.index = carried;
-  mf.code[3].o[1] = op_mem(m);
-  // Now: 0 a  1 acc  2 L  3 t = [a + carried]  4 acc  5 c  6 carried = 2  7 cmp  8 jl L  9 d = c  10 ret
   std::vector<LiveInterval> ivs = live_intervals(mf);
   auto find = [&](Reg r) {
     for (const LiveInterval& iv : ivs)
       if (iv.vreg == r.num) return iv;
     throw std::runtime_error("missing");
   };
-  EXPECT_EQ(find(a).start, 0); EXPECT_EQ(find(a).end, 8);          // live into the loop: to the jump
-  EXPECT_EQ(find(acc).start, 1); EXPECT_EQ(find(acc).end, 8);      // the accumulator
-  EXPECT_EQ(find(t).start, 3); EXPECT_EQ(find(t).end, 4);          // defined and dead inside: not widened
-  EXPECT_EQ(find(c).start, 2); EXPECT_EQ(find(c).end, 9);          // defined inside, live out: from the label
-  EXPECT_EQ(find(carried).start, 2); EXPECT_EQ(find(carried).end, 8);  // read first in the loop: all of it
+  EXPECT_EQ(find(a).start, 0); EXPECT_EQ(find(a).end, 8);              // live into the loop: to the jump
+  EXPECT_EQ(find(acc).start, 1); EXPECT_EQ(find(acc).end, 8);          // the accumulator
+  EXPECT_EQ(find(t).start, 3); EXPECT_EQ(find(t).end, 4);              // defined and dead inside: not widened
+  EXPECT_EQ(find(c).start, 2); EXPECT_EQ(find(c).end, 9);              // defined inside, live out: from the label
+  EXPECT_EQ(find(carried).start, 2); EXPECT_EQ(find(carried).end, 8);  // read (3) before written (6): all the loop
   EXPECT_EQ(find(d).start, 9); EXPECT_EQ(find(d).end, 9);
-  EXPECT_TRUE(find(a).remat == false);
+  EXPECT_TRUE(find(a).remat);     // one definition, a remat mov
+  EXPECT_FALSE(find(acc).remat);  // redefined in the loop
+  EXPECT_FALSE(find(carried).remat);  // a constant, but not marked remat
   EXPECT_EQ(ivs.size(), 6u);
   EXPECT_EQ(ivs.front().vreg, a.num);  // ordered by start
+  for (const LiveInterval& iv : ivs) EXPECT_FALSE(iv.crosses_call);
+}
+
+// A value set on two paths around a forward branch (x = a < 10 ? 200 : 100), with eight values live across the
+// branch competing for registers; both paths run.
+TEST(RegallocBranches, ValueSetOnTwoPathsAroundAForwardBranch) {
+  Fn f;
+  Reg a = f.g(), x = f.g();
+  f.e(Mn::mov, {R(a), M(f.in, 0, 64)});
+  std::vector<Reg> live;
+  for (int i = 0; i < 8; i++) {
+    live.push_back(f.g());
+    f.e(Mn::mov, {R(live.back()), M(f.in, 8 + 8 * i, 64)});
+  }
+  int32_t other = f.label(), join = f.label();
+  f.e(Mn::cmp, {R(a), I(10)});
+  f.jump(Mn::jl, other);
+  f.e(Mn::mov, {R(x), I(100)});
+  f.jump(Mn::jmp, join);
+  f.place(other);
+  f.e(Mn::mov, {R(x), I(200)});
+  f.place(join);
+  for (Reg v : live) f.tied(Mn::add, {R(x), R(x), R(v)});
+  f.tied(Mn::add, {R(x), R(x), R(a)});
+  f.e(Mn::mov, {M(f.out, 0, 64), R(x)});
+  f.e(Mn::ret, {});
+  for (int64_t av : {3, 30}) {
+    std::vector<int64_t> in = {av};
+    int64_t expected = (av < 10 ? 200 : 100) + av;
+    for (int i = 0; i < 8; i++) in.push_back(1 << i), expected += 1 << i;
+    for (uint32_t max_gpr : {0u, 3u}) {
+      AllocationOptions options;
+      options.max_gpr = max_gpr;
+      Allocated r = allocate_and_run(f.mf, {Bytes(8), int64s(in)}, options);
+      EXPECT_EQ(int64_at(r.after[0], 0), expected) << "a " << av << ", max_gpr " << max_gpr;
+      EXPECT_FALSE(assignment_of(r.stats, x).interval.remat);  // two definitions: not a constant
+    }
+  }
+}
+
+// last = the last element >= 50, set only on some iterations of a loop and read after it: its register must
+// survive the iterations that skip the definition.
+TEST(RegallocBranches, ConditionalDefinitionInALoopReadAfterIt) {
+  Fn f;
+  Reg last = f.g(), i = f.g(), t = f.g(), n = f.g();
+  f.e(Mn::mov, {R(last), I(-1)});
+  f.e(Mn::mov, {R(i), I(0)});
+  f.e(Mn::mov, {R(n), I(8)});
+  int32_t top = f.label(), skip = f.label();
+  f.place(top);
+  f.e(Mn::mov, {R(t), MI(f.in, i, 8, 0, 64)});
+  std::vector<Reg> temps;
+  for (int j = 0; j < 4; j++) {  // pressure inside the loop
+    temps.push_back(f.g());
+    f.tied(Mn::add, {R(temps.back()), R(t), I(j)});
+  }
+  Reg u = f.g();
+  f.e(Mn::mov, {R(u), R(temps[0])});
+  for (int j = 1; j < 4; j++) f.tied(Mn::add, {R(u), R(u), R(temps[j])});
+  f.e(Mn::cmp, {R(u), I(4 * 50 + 6)});
+  f.jump(Mn::jl, skip);
+  Reg d = f.g();
+  f.e(Mn::mov, {R(d), R(t)});
+  f.e(Mn::mov, {R(last), R(d)});
+  f.place(skip);
+  f.tied(Mn::add, {R(i), R(i), I(1)});
+  f.e(Mn::cmp, {R(i), R(n)});
+  f.jump(Mn::jl, top);
+  f.e(Mn::mov, {M(f.out, 0, 64), R(last)});
+  f.e(Mn::ret, {});
+  for (uint32_t max_gpr : {0u, 4u, 3u}) {
+    AllocationOptions options;
+    options.max_gpr = max_gpr;
+    // Element 5 is the last >= 50; elements 6 and 7 skip the definition.
+    Allocated r = allocate_and_run(f.mf, {Bytes(8), int64s({1, 60, 2, 70, 3, 80, 4, 5})}, options);
+    EXPECT_EQ(int64_at(r.after[0], 0), 80) << "max_gpr " << max_gpr;
+  }
 }
 
 // ---- two-address fixup ----
@@ -534,6 +538,33 @@ TEST(RegallocTied, DestinationIsTheSecondSourceValue) {
     EXPECT_EQ(int64_at(r.after[0], 0), 42);
     EXPECT_EQ(int64_at(r.after[0], 1), 50);
     EXPECT_GE(r.stats.moves, 6u);  // each sub: b copied aside, a moved in
+  }
+}
+
+// imul has no two-operand form with an immediate: a tied `imul d, a, 7` becomes `imul d, a, 7`, also with a spilled.
+TEST(RegallocTied, ImulByAnImmediateTakesTheThreeOperandForm) {
+  for (uint32_t max_gpr : {0u, 2u}) {
+    Fn f;
+    Reg a = f.g(), d = f.g();
+    f.e(Mn::mov, {R(a), M(f.in, 0, 64)});
+    f.tied(Mn::imul, {R(d), R(a), I(7)});
+    f.e(Mn::mov, {M(f.out, 0, 64), R(d)});
+    f.e(Mn::mov, {M(f.out, 8, 64), R(a)});
+    f.e(Mn::ret, {});
+    AllocationOptions options;
+    options.max_gpr = max_gpr;
+    Allocated r = allocate_and_run(f.mf, {Bytes(16), int64s({-6})}, options);
+    EXPECT_EQ(int64_at(r.after[0], 0), -42);
+    EXPECT_EQ(int64_at(r.after[0], 1), -6);
+    EXPECT_EQ(r.stats.moves, 0u);
+    int imuls = 0;
+    for (const Inst& i : r.mf.code)
+      if (i.op == Mn::imul) {
+        imuls++;
+        EXPECT_EQ(i.n, 3);
+        EXPECT_EQ(i.o[2].imm, 7);
+      }
+    EXPECT_EQ(imuls, 1);
   }
 }
 
@@ -632,6 +663,56 @@ TEST(RegallocMasks, EightLiveMasksSpill) {
   for (const IntervalAssignment& a : r.stats.assignments)
     if (a.interval.cls == RegClass::MASK && a.where == Where::SPILL) mask_spills++;
   EXPECT_EQ(mask_spills, 3);
+}
+
+// Masks as EVEX write masks of vaddps under pressure of both classes: seven masks (five allocatable) and 16
+// vectors with max_vec 4; merge masking reads the destination, zero masking does not.
+TEST(RegallocMasks, WriteMasksUnderPressure) {
+  Fn f;
+  std::vector<Reg> ks, vs;
+  for (int i = 0; i < 7; i++) {
+    Reg g = f.g(32);
+    ks.push_back(f.k());
+    f.e(Mn::mov, {R(g), I(0x5a5a >> i)});
+    f.e(Mn::kmovw, {R(ks.back()), R(g)});
+  }
+  for (int i = 0; i < 16; i++) {
+    vs.push_back(f.v(512));
+    f.e(Mn::vmovups, {R(vs.back()), M(f.in, 64 * i, 512)});
+  }
+  Reg acc = f.v(512);
+  f.e(Mn::vmovups, {R(acc), M(f.in, 0, 512)});
+  for (int i = 0; i < 16; i++) {
+    Inst& add = f.e(Mn::vaddps, {R(acc), R(acc), R(vs[i])});
+    add.masked = true;
+    add.mask = ks[i % 7];
+    add.zeroing = i % 5 == 4;
+  }
+  f.e(Mn::vmovups, {M(f.out, 0, 512), R(acc)});
+  f.e(Mn::ret, {});
+  Bytes in(16 * 64);
+  for (int i = 0; i < 16 * 16; i++) {
+    float x = static_cast<float>(i % 11) + 0.5f;
+    std::memcpy(&in[4 * i], &x, 4);
+  }
+  std::vector<float> expected(16);
+  for (int l = 0; l < 16; l++) {
+    float a = float_at(in, l);
+    for (int i = 0; i < 16; i++) {
+      bool on = (0x5a5a >> (i % 7)) >> l & 1;
+      a = on ? a + float_at(in, 16 * i + l) : i % 5 == 4 ? 0.0f : a;
+    }
+    expected[l] = a;
+  }
+  AllocationOptions options;
+  options.vec_registers = 32;
+  options.max_vec = 4;
+  Allocated r = allocate_and_run(f.mf, {Bytes(64), in}, options);
+  for (int l = 0; l < 16; l++) EXPECT_EQ(float_at(r.after[0], l), expected[l]) << "lane " << l;
+  int mask_spills = 0;
+  for (const IntervalAssignment& a : r.stats.assignments)
+    if (a.interval.cls == RegClass::MASK && a.where == Where::SPILL) mask_spills++;
+  EXPECT_EQ(mask_spills, 2);
 }
 
 // ---- borrowing ----
