@@ -71,6 +71,7 @@ class ScalarSelector {
   Flags condition(const UOp& c);  // flags that say c (a bool) is true
   void branch_unless(const Flags& f, int32_t label);
   Reg materialize_compare(const UOp& cmp);
+  Reg set_flag(Cc cc);
   Reg load_value(const UOp& load);
   void store_value(const UOp& st, const Mem& at);
   void combine_into(Ops op, DType d, Reg acc, Reg b, bool round_half);

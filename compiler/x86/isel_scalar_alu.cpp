@@ -223,15 +223,22 @@ void ScalarSelector::branch_unless(const Flags& f, int32_t label) {
   }
 }
 
+// setcc into a fresh register cleared first: setcc writes 8 bits and keeps the rest, so without the clearing mov
+// (flags untouched) the allocator would see a read of the register before any definition (regalloc.h).
+Reg ScalarSelector::set_flag(Cc cc) {
+  Reg d = cx.new_gpr();
+  cx.emit(Mn::mov, {R(d, 32), op_imm(0)});
+  cx.emit(setcc(cc), {R(d, 8)});
+  return with_bits(d, 8);
+}
+
 Reg ScalarSelector::materialize_compare(const UOp& c) {
   Flags f = compare(c);
-  Reg d = cx.new_gpr();
-  cx.emit(setcc(f.cc), {R(d, 8)});
+  Reg d = set_flag(f.cc);
   if (f.extra != Flags::Extra::NONE) {
-    Reg t = cx.new_gpr();
     bool and_np = f.extra == Flags::Extra::AND_NP;
-    cx.emit(setcc(and_np ? Cc::NP : Cc::P), {R(t, 8)});
-    cx.emit(and_np ? Mn::and_ : Mn::or_, {R(d, 8), R(t, 8)});
+    Reg t = set_flag(and_np ? Cc::NP : Cc::P);
+    cx.emit(and_np ? Mn::and_ : Mn::or_, {R(d, 32), R(t, 32)});
   }
   return with_bits(d, 8);
 }
@@ -460,12 +467,10 @@ Reg ScalarSelector::select_cast(const UOp& u) {
     } else {
       f = condition(s);
     }
-    Reg d = cx.new_gpr();
-    cx.emit(setcc(f.cc), {R(d, 8)});
+    Reg d = set_flag(f.cc);
     if (f.extra == Flags::Extra::OR_P) {
-      Reg t = cx.new_gpr();
-      cx.emit(Mn::setp, {R(t, 8)});
-      cx.emit(Mn::or_, {R(d, 8), R(t, 8)});
+      Reg t = set_flag(Cc::P);
+      cx.emit(Mn::or_, {R(d, 32), R(t, 32)});
     }
     return with_bits(d, 8);
   }
@@ -520,10 +525,8 @@ Reg ScalarSelector::select_bitcast(const UOp& u) {
   if (o.is_float()) { Reg d = cx.new_vec(128); cx.emit(Mn::vmovd, {X(d), R(bits, 32)}); return d; }
   if (o.is_bool()) {  // (uint8_t)(bits != 0)
     uint16_t n = static_cast<uint16_t>(i.itemsize() * 8);
-    Reg d = cx.new_gpr();
     cx.emit(Mn::test, {R(bits, n), R(bits, n)});
-    cx.emit(Mn::setne, {R(d, 8)});
-    return with_bits(d, 8);
+    return set_flag(Cc::NE);
   }
   return with_bits(bits, natural_bits(o));
 }
