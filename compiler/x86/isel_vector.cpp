@@ -16,12 +16,12 @@
 namespace doorbell::x86 {
 namespace {
 
-// vcmpps predicates (SDM vol. 2A, CMPPS, table 3-1): C's < and == are false on NaN, != is true.
+// vcmpps predicates (firmware-notes/x86-vector.md §2): C's < and == are false on NaN, != is true.
 constexpr int64_t kCmpEqOq = 0x00, kCmpUnordQ = 0x03, kCmpNeqUq = 0x04, kCmpNltUs = 0x05, kCmpLtOq = 0x11;
-// vpcmpd / vpcmpud predicates (SDM vol. 2C, VPCMPD): EQ, LT, NE.
+// vpcmpd / vpcmpud predicates (§2): EQ, LT, NE.
 constexpr int64_t kIntEq = 0, kIntLt = 1, kIntNe = 4;
 // vroundps / vrndscaleps: round toward zero (bits 1:0 = 11), the immediate's mode (bit 2 = 0), no precision
-// exception (bit 3); vrndscaleps' scale bits 7:4 = 0 (SDM ROUNDPS table 4-18, VRNDSCALEPS).
+// exception (bit 3); vrndscaleps' scale bits 7:4 = 0 (§6).
 constexpr int64_t kRoundTrunc = 0x0B;
 constexpr uint32_t kNanBits = 0x7FC00000;  // __builtin_nanf(""): vector_max's NaN
 
@@ -188,14 +188,15 @@ class VectorSelector {
   // An operand of a vector op as a vector of vt (as_vector): a vector value, or a scalar broadcast.
   Reg vec(const UOp& x, DType vt, const UOp& user) {
     if (x.dtype().lanes > 1) {
-      if (x.dtype().lanes != vt.lanes) fail("an operand of " + std::to_string(x.dtype().lanes) + " lanes; expected " + std::to_string(vt.lanes), user);
+      if (x.dtype().lanes != vt.lanes)
+        fail("an operand of " + std::to_string(x.dtype().lanes) + " lanes; expected " + std::to_string(vt.lanes), user);
       return get(x);
     }
     return broadcast(x, vt, user);
   }
 
-  // dst = a * b + addend, rounded once: vfmadd231ps (dst = src2 * src3 + dst). `fresh`: dst is a new register and
-  // addend another (a tied three-address form), else dst is the addend (a sum's accumulator).
+  // dst = a * b + addend, rounded once (§8): vfmadd231ps (dst = src2 * src3 + dst). `fresh`: dst is a new register
+  // and addend another (a tied three-address form), else dst is the addend (a sum's accumulator).
   void fma_into(Reg dst, const UOp& mul, Reg addend, bool fresh) {
     st_->pending_products.erase(mul.get());  // fused here: never emitted on its own
     Reg a = vec(mul.src(0), mul.dtype(), mul), b = vec(mul.src(1), mul.dtype(), mul);
@@ -272,7 +273,7 @@ class VectorSelector {
 
   // A vector of element type s converted to t as the C renderer's CAST does: bool -> x: convertvector(-mask);
   // x -> bool: x != 0; int32 <-> uint32: the same bits; float <-> integers as vcvt* (uint32 through exact sequences
-  // without AVX-512).
+  // without AVX-512: firmware-notes/x86-vector.md §5).
   Reg convert(Reg v, DType s, DType t, const UOp& user) {
     s = s.scalar();
     t = t.scalar();
@@ -349,7 +350,7 @@ class VectorSelector {
     return r;
   }
 
-  // d = vector_max(a, b): NaN if either is NaN, else a < b ? b : a. vmaxps(src1, src2) gives src1 > src2 ? src1 :
+  // d = vector_max(a, b) (§3): NaN if either is NaN, else a < b ? b : a. vmaxps(src1, src2) gives src1 > src2 ? src1 :
   // src2, so vmaxps(b, a) is a < b ? b : a (ties and -0/+0 give a); the NaN lanes are replaced by 0x7FC00000.
   // Integers: C's a < b ? b : a on the element type (bool lanes are int32 masks there).
   void max_into(Reg d, DType s, Reg a, Reg b) {
@@ -501,7 +502,8 @@ class VectorSelector {
       }
       case Ops::WHERE: {
         const UOp& c = u.src(0);
-        if (c.dtype().lanes > 1 && !c.dtype().is_bool()) fail("a WHERE condition of " + c.dtype().name() + "; expected bool lanes", u);
+        if (c.dtype().lanes > 1 && !c.dtype().is_bool())
+          fail("a WHERE condition of " + c.dtype().name() + "; expected bool lanes", u);
         Reg cond = vec(c, DType(ScalarType::Bool, d.lanes), u);
         Reg yes = vec(u.src(1), d, u), no = vec(u.src(2), d, u), r = new_vec();
         if (evex_) {  // the mask's lanes as a k register select between the two
@@ -510,7 +512,7 @@ class VectorSelector {
           Inst& i = emit(Mn::vpblendmd, {op_reg(r), op_reg(no), op_reg(yes)});
           i.masked = true;
           i.mask = k;
-        } else {  // vblendvps takes src3 where the mask lane's sign bit is set
+        } else {  // vblendvps takes src3 where the mask lane's sign bit is set (§4)
           emit(Mn::vblendvps, {op_reg(r), op_reg(no), op_reg(yes), op_reg(cond)});
         }
         return r;
@@ -538,12 +540,13 @@ class VectorSelector {
     cx_.define(u, r);
   }
 
-  // The lanes of a vector term folded into a scalar accumulator, lane 0 first (c_renderer's ACC_UPDATE).
+  // The lanes of a vector term folded into a scalar accumulator, lane 0 first (c_renderer's ACC_UPDATE; §9).
   void fold_lanes(const UOp& reduce, Ops op) {
     const UOp& x = reduce.src(0);
     check_vector(x.dtype(), reduce);
     DType s = reduce.dtype();
-    if (x.dtype().scalar() != s) fail("a fold of " + x.dtype().name() + " lanes into a " + s.name() + " accumulator", reduce);
+    if (x.dtype().scalar() != s)
+      fail("a fold of " + x.dtype().name() + " lanes into a " + s.name() + " accumulator", reduce);
     if (s.is_bool()) fail("a fold of bool lanes; expected float32, int32 or uint32", reduce);
     Reg v = get(x);
     Reg acc = cx_.reg_of(reduce);
