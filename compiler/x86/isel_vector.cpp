@@ -7,7 +7,9 @@
 #include <cstring>
 #include <optional>
 #include <stdexcept>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "compiler/x86/isel_context.h"
 #include "ir/printer.h"
@@ -25,10 +27,17 @@ constexpr int64_t kIntEq = 0, kIntLt = 1, kIntNe = 4;
 constexpr int64_t kRoundTrunc = 0x0B;
 constexpr uint32_t kNanBits = 0x7FC00000;  // __builtin_nanf(""): vector_max's NaN
 
+// A vector load read by one node, not emitted yet: its reader takes the memory operand (§10).
+struct PendingLoad {
+  Mem mem;
+  size_t at = 0;  // where in MachineFunction::code its vmovups goes when the reader cannot take memory
+};
+
 // The selector's state across statements (IselContext::vector_state).
 struct VectorState {
   // float vector products read by one node, not emitted yet: an ADD or a sum's update fuses them
   std::unordered_set<const UOpNode*> pending_products;
+  std::unordered_map<const UOpNode*, PendingLoad> pending_loads;
 };
 
 [[noreturn]] void fail(const std::string& what, const UOp& u) {
@@ -174,15 +183,63 @@ class VectorSelector {
     return r;
   }
 
-  // The register of a vector value; a pending product is emitted now.
+  // The register of a vector value; a pending product is emitted now, a pending load where it was deferred.
   Reg get(const UOp& x) {
-    if (st_->pending_products.erase(x.get())) {
-      Reg a = vec(x.src(0), x.dtype(), x), b = vec(x.src(1), x.dtype(), x);
+    if (auto it = st_->pending_loads.find(x.get()); it != st_->pending_loads.end()) {
+      PendingLoad p = it->second;
+      st_->pending_loads.erase(it);
       Reg r = new_vec();
-      emit(Mn::vmulps, {op_reg(r), op_reg(a), op_reg(b)});
+      Inst load;
+      load.op = Mn::vmovups;
+      load.n = 2;
+      load.o[0] = op_reg(r);
+      load.o[1] = op_mem(p.mem);
+      cx_.mf.code.insert(cx_.mf.code.begin() + static_cast<std::ptrdiff_t>(p.at), load);
+      for (auto& [node, q] : st_->pending_loads)
+        if (q.at >= p.at) q.at++;
+      cx_.define(x, r);
+    }
+    if (st_->pending_products.erase(x.get())) {
+      Reg a = vec(x.src(0), x.dtype(), x);
+      Operand b = rm(x.src(1), x.dtype(), x);
+      Reg r = new_vec();
+      emit(Mn::vmulps, {op_reg(r), op_reg(a), b});
       cx_.define(x, r);
     }
     return cx_.reg_of(x);
+  }
+
+  // A vector operand that may be memory: a pending load whose address still reads the same data here (no store,
+  // label, jump or call since, and its address registers unchanged) is the memory operand itself.
+  Operand rm(const UOp& x, DType vt, const UOp& user) {
+    auto it = st_->pending_loads.find(x.get());
+    if (it == st_->pending_loads.end() || !still_valid(it->second)) return op_reg(vec(x, vt, user));
+    Mem m = it->second.mem;
+    st_->pending_loads.erase(it);
+    return op_mem(m);
+  }
+  bool still_valid(const PendingLoad& p) const {
+    const std::vector<Inst>& code = cx_.mf.code;
+    for (size_t k = p.at; k < code.size(); k++) {
+      const Inst& i = code[k];
+      switch (i.op) {
+        case Mn::LABEL: case Mn::CALL_EXTERN: case Mn::call: case Mn::ret: case Mn::jmp: case Mn::je: case Mn::jne:
+        case Mn::jl: case Mn::jle: case Mn::jg: case Mn::jge: case Mn::jb: case Mn::jbe: case Mn::ja: case Mn::jae:
+        case Mn::jp: case Mn::jnp: case Mn::js: case Mn::jns:
+          return false;
+        default: break;
+      }
+      if (i.n > 0 && i.o[0].kind == Operand::Kind::MEM) return false;  // a store
+      Role roles[4];
+      operand_roles(i, roles);
+      for (int o = 0; o < i.n; o++) {
+        if (roles[o] != Role::DEF && roles[o] != Role::USE_DEF) continue;
+        if (i.o[o].kind != Operand::Kind::REG) continue;
+        const Reg& r = i.o[o].reg;
+        if ((p.mem.has_base && r == p.mem.base) || (p.mem.has_index && r == p.mem.index)) return false;
+      }
+    }
+    return true;
   }
 
   // An operand of a vector op as a vector of vt (as_vector): a vector value, or a scalar broadcast.
@@ -199,12 +256,13 @@ class VectorSelector {
   // and addend another (a tied three-address form), else dst is the addend (a sum's accumulator).
   void fma_into(Reg dst, const UOp& mul, Reg addend, bool fresh) {
     st_->pending_products.erase(mul.get());  // fused here: never emitted on its own
-    Reg a = vec(mul.src(0), mul.dtype(), mul), b = vec(mul.src(1), mul.dtype(), mul);
+    Reg a = vec(mul.src(0), mul.dtype(), mul);
+    Operand b = rm(mul.src(1), mul.dtype(), mul);
     if (fresh) {
-      Inst& i = emit(Mn::vfmadd231ps, {op_reg(dst), op_reg(addend), op_reg(a), op_reg(b)});
+      Inst& i = emit(Mn::vfmadd231ps, {op_reg(dst), op_reg(addend), op_reg(a), b});
       i.tied = true;
     } else {
-      emit(Mn::vfmadd231ps, {op_reg(dst), op_reg(a), op_reg(b)});
+      emit(Mn::vfmadd231ps, {op_reg(dst), op_reg(a), b});
     }
   }
 
@@ -430,15 +488,22 @@ class VectorSelector {
     auto a = [&](size_t i) { return vec(u.src(i), od, u); };
     DType s = d.scalar();
     bool f = is_f32(s), b = s.is_bool();
+    // the second source may be memory; integer ops commute, so a load read as the first source swaps (float ops
+    // keep their order: with two NaNs the first one's payload is the result)
+    auto operands = [&](bool commutes) {
+      if (commutes && pending_load(u.src(0)) && !pending_load(u.src(1))) return std::pair{a(1), rm(u.src(0), od, u)};
+      Reg p = a(0);
+      return std::pair{p, rm(u.src(1), od, u)};
+    };
     auto bin = [&](Mn m) {
       Reg r = new_vec();
-      Reg p = a(0), q = a(1);
-      emit(m, {op_reg(r), op_reg(p), op_reg(q)});
+      auto [p, q] = operands(!is_f32(od) && op != Ops::SUB);
+      emit(m, {op_reg(r), op_reg(p), q});
       return r;
     };
     auto bitwise_op = [&](Mn vex, Mn ev) {
-      Reg p = a(0), q = a(1);
-      return bitwise(vex, ev, p, op_reg(q));
+      auto [p, q] = operands(true);
+      return bitwise(vex, ev, p, q);
     };
     switch (op) {
       case Ops::ADD: return b ? bitwise_op(Mn::vpor, Mn::vpord) : bin(f ? Mn::vaddps : Mn::vpaddd);
@@ -467,16 +532,17 @@ class VectorSelector {
         return r;
       }
       case Ops::TRUNC: {
-        Reg p = a(0);
-        if (!f) return p;
+        if (!f) return a(0);
+        Operand p = rm(u.src(0), od, u);
         Reg r = new_vec();
-        emit(evex_ ? Mn::vrndscaleps : Mn::vroundps, {op_reg(r), op_reg(p), op_imm(kRoundTrunc)});
+        emit(evex_ ? Mn::vrndscaleps : Mn::vroundps, {op_reg(r), p, op_imm(kRoundTrunc)});
         return r;
       }
       case Ops::SQRT: {
         if (!f) fail("SQRT of " + d.name() + "; expected float32 lanes", u);
-        Reg p = a(0), r = new_vec();
-        emit(Mn::vsqrtps, {op_reg(r), op_reg(p)});
+        Operand p = rm(u.src(0), od, u);
+        Reg r = new_vec();
+        emit(Mn::vsqrtps, {op_reg(r), p});
         return r;
       }
       case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: {
@@ -521,13 +587,19 @@ class VectorSelector {
     }
   }
 
+  bool pending_load(const UOp& x) const { return st_->pending_loads.count(x.get()) != 0; }
+
   void load(const UOp& u) {
     DType d = u.dtype();
     if (d.is_bool()) fail("a vector load of bool lanes; expected float32, int32 or uint32", u);
     const UOp& index = u.src(0);
-    Reg r = new_vec();
     bool gated = index.src().size() == 3;
     Mem m = cx_.element(index, w_);
+    if (!gated && cx_.uses(u) == 1) {  // its one reader may take it as a memory operand
+      st_->pending_loads[u.get()] = PendingLoad{m, cx_.mf.code.size()};
+      return;
+    }
+    Reg r = new_vec();
     if (!gated) {
       emit(Mn::vmovups, {op_reg(r), op_mem(m)});
       return cx_.define(u, r);
