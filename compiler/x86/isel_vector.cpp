@@ -74,7 +74,8 @@ class VectorSelector {
       st_->pending_products.insert(u.get());
       return;
     }
-    if (u.op() == Ops::ADD && is_f32(d))
+    // (a sum reading one product twice counts it twice in the C renderer's uses: never fused)
+    if (u.op() == Ops::ADD && is_f32(d) && !(u.src(0) == u.src(1)))
       for (size_t i = 0; i < 2; i++) {
         const UOp& m = u.src(i);
         if (m.op() == Ops::MUL && m.dtype() == d && cx_.uses(m) == 1) {
