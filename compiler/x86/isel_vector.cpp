@@ -113,17 +113,16 @@ class VectorSelector {
       return;
     }
     DType s = d.scalar();
-    Reg v = vec(x, d, reduce);
-    switch (op) {
+    switch (op) {  // the term is the second source: a load read only here is its memory operand
       case Ops::ADD:
-        if (s.is_bool()) bitwise_into(acc, Mn::vpor, Mn::vpord, acc, op_reg(v));
-        else emit(is_f32(s) ? Mn::vaddps : Mn::vpaddd, {op_reg(acc), op_reg(acc), op_reg(v)});
+        if (s.is_bool()) bitwise_into(acc, Mn::vpor, Mn::vpord, acc, rm(x, d, reduce));
+        else emit(is_f32(s) ? Mn::vaddps : Mn::vpaddd, {op_reg(acc), op_reg(acc), rm(x, d, reduce)});
         return;
       case Ops::MUL:
-        if (s.is_bool()) bitwise_into(acc, Mn::vpand, Mn::vpandd, acc, op_reg(v));
-        else emit(is_f32(s) ? Mn::vmulps : Mn::vpmulld, {op_reg(acc), op_reg(acc), op_reg(v)});
+        if (s.is_bool()) bitwise_into(acc, Mn::vpand, Mn::vpandd, acc, rm(x, d, reduce));
+        else emit(is_f32(s) ? Mn::vmulps : Mn::vpmulld, {op_reg(acc), op_reg(acc), rm(x, d, reduce)});
         return;
-      case Ops::MAX: return max_into(acc, s, acc, v);
+      case Ops::MAX: return max_into(acc, s, acc, vec(x, d, reduce));
       default: fail("a vector accumulator of op " + std::string(op_name(op)) + "; expected ADD, MUL or MAX", reduce);
     }
   }
