@@ -27,7 +27,8 @@ constexpr int64_t kIntEq = 0, kIntLt = 1, kIntNe = 4;
 constexpr int64_t kRoundTrunc = 0x0B;
 constexpr uint32_t kNanBits = 0x7FC00000;  // __builtin_nanf(""): vector_max's NaN
 
-// A vector load read by one node, not emitted yet: its reader takes the memory operand (§10).
+// A vector load read by one node, not emitted yet: its reader takes the memory operand
+// (firmware-notes/x86-vector.md §10).
 struct PendingLoad {
   Mem mem;
   size_t at = 0;  // where in MachineFunction::code its vmovups goes when the reader cannot take memory
@@ -218,9 +219,13 @@ class VectorSelector {
     st_->pending_loads.erase(it);
     return op_mem(m);
   }
-  bool still_valid(const PendingLoad& p) const {
+  bool still_valid(const PendingLoad& p) const { return reads_same_data(p.mem, p.at, nullptr); }
+
+  // Whether [mem], read at code position `at`, still reads the same data at the end of the code: no store, label,
+  // jump or call since, and its address registers not redefined. `also`: a register nothing since may mention.
+  bool reads_same_data(const Mem& mem, size_t at, const Reg* also) const {
     const std::vector<Inst>& code = cx_.mf.code;
-    for (size_t k = p.at; k < code.size(); k++) {
+    for (size_t k = at; k < code.size(); k++) {
       const Inst& i = code[k];
       switch (i.op) {
         case Mn::LABEL: case Mn::CALL_EXTERN: case Mn::call: case Mn::ret: case Mn::jmp: case Mn::je: case Mn::jne:
@@ -233,13 +238,48 @@ class VectorSelector {
       Role roles[4];
       operand_roles(i, roles);
       for (int o = 0; o < i.n; o++) {
+        const Operand& op = i.o[o];
+        if (also && ((op.kind == Operand::Kind::REG && op.reg == *also) ||
+                     (op.kind == Operand::Kind::MEM && ((op.mem.has_base && op.mem.base == *also) ||
+                                                        (op.mem.has_index && op.mem.index == *also)))))
+          return false;
         if (roles[o] != Role::DEF && roles[o] != Role::USE_DEF) continue;
-        if (i.o[o].kind != Operand::Kind::REG) continue;
-        const Reg& r = i.o[o].reg;
-        if ((p.mem.has_base && r == p.mem.base) || (p.mem.has_index && r == p.mem.index)) return false;
+        if (op.kind != Operand::Kind::REG) continue;
+        if ((mem.has_base && op.reg == mem.base) || (mem.has_index && op.reg == mem.index)) return false;
       }
     }
     return true;
+  }
+
+  // A broadcast of a scalar float32 / int32 / uint32 LOAD read only by it: the scalar selector's load
+  // (vmovss xmm, dword [m] or mov r32, dword [m]) becomes vbroadcastss / vpbroadcastd r, dword [m] in its place, when
+  // the memory still holds the same data here and nothing else read the scalar register.
+  std::optional<Reg> broadcast_load(const UOp& x) {
+    if (x.op() != Ops::LOAD || x.src(0).src().size() != 2 || cx_.uses(x) != 1 || !cx_.defined(x)) return std::nullopt;
+    Reg s = cx_.reg_of(x);
+    std::vector<Inst>& code = cx_.mf.code;
+    for (size_t k = code.size(); k-- > 0;) {
+      Inst& i = code[k];
+      bool defines_s = i.n == 2 && i.o[0].kind == Operand::Kind::REG && i.o[0].reg == s &&
+                       i.o[1].kind == Operand::Kind::MEM && i.o[1].mem.bits == 32 && !i.masked &&
+                       ((i.op == Mn::vmovss && s.cls == RegClass::VEC) ||
+                        (i.op == Mn::mov && s.cls == RegClass::GPR && i.o[0].reg.bits == 32));
+      if (!defines_s) {
+        if (i.op == Mn::LABEL || k + 64 < code.size()) return std::nullopt;  // not in this block's recent code
+        continue;
+      }
+      Mem m = i.o[1].mem;
+      if (!reads_same_data(m, k + 1, &s)) return std::nullopt;
+      Reg r = new_vec();
+      Inst b;
+      b.op = s.cls == RegClass::VEC ? Mn::vbroadcastss : Mn::vpbroadcastd;
+      b.n = 2;
+      b.o[0] = op_reg(r);
+      b.o[1] = op_mem(m);
+      i = b;
+      return r;
+    }
+    return std::nullopt;
   }
 
   // An operand of a vector op as a vector of vt (as_vector): a vector value, or a scalar broadcast.
@@ -306,6 +346,8 @@ class VectorSelector {
       if (bits) return splat_reg(*bits);
       return convert(splat_reg(scalar_bits(s, v)), s, t, user);
     }
+    if (!s.is_bool())
+      if (std::optional<Reg> r = broadcast_load(x)) return s == t ? *r : convert(*r, s, t, user);
     Reg r = new_vec();
     if (is_f32(s)) {
       Reg f = cx_.scalar(x);
