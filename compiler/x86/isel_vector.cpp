@@ -543,6 +543,13 @@ class VectorSelector {
       emit(m, {op_reg(r), op_reg(p), q});
       return r;
     };
+    // a float product emitted here has other readers: a sum's update may fuse it too and read its operands again,
+    // so they stay in registers
+    auto product = [&] {
+      Reg p = a(0), q = a(1), r = new_vec();
+      emit(Mn::vmulps, {op_reg(r), op_reg(p), op_reg(q)});
+      return r;
+    };
     auto bitwise_op = [&](Mn vex, Mn ev) {
       auto [p, q] = operands(true);
       return bitwise(vex, ev, p, q);
@@ -550,7 +557,7 @@ class VectorSelector {
     switch (op) {
       case Ops::ADD: return b ? bitwise_op(Mn::vpor, Mn::vpord) : bin(f ? Mn::vaddps : Mn::vpaddd);
       case Ops::SUB: return b ? bitwise_op(Mn::vpxor, Mn::vpxord) : bin(f ? Mn::vsubps : Mn::vpsubd);
-      case Ops::MUL: return b ? bitwise_op(Mn::vpand, Mn::vpandd) : bin(f ? Mn::vmulps : Mn::vpmulld);
+      case Ops::MUL: return b ? bitwise_op(Mn::vpand, Mn::vpandd) : f ? product() : bin(Mn::vpmulld);
       case Ops::FDIV:
         if (!f) fail("FDIV of " + d.name() + "; expected float32 lanes", u);
         return bin(Mn::vdivps);

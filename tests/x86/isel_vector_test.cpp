@@ -73,6 +73,30 @@ UOp vector_kernel(int lanes, DType out_dt, const std::vector<DType>& in_dts,
   return *vec;
 }
 
+// out[n] = sum_k a[k, n] * b[k, n] + max_k a[k, n] * b[k, n] over 8 rows, walked in vectors of `lanes`: one product
+// read by two vector accumulators (the sum fuses it, whatever its other readers).
+UOp product_read_by_two_sums_kernel(int lanes) {
+  constexpr int kRows = 8, kCols = 64;
+  DType f = dtypes::float32;
+  UOp out = UOp::make(Ops::PARAM, f, {}, ParamArg{0, AddrSpace::GLOBAL, "out", 0, kCols - 1});
+  UOp pa = UOp::make(Ops::PARAM, f, {}, ParamArg{1, AddrSpace::GLOBAL, "a", 0, kRows * kCols - 1});
+  UOp pb = UOp::make(Ops::PARAM, f, {}, ParamArg{2, AddrSpace::GLOBAL, "b", 0, kRows * kCols - 1});
+  UOp n = UOp::range(kCols / lanes, 0);
+  UOp v = UOp::range(lanes, 1, AxisType::VECTOR);
+  UOp k = UOp::range(kRows, 2, AxisType::REDUCE);
+  UOp i = k * kCols + n * lanes + v;
+  UOp p = UOp::make(Ops::LOAD, f, {UOp::make(Ops::INDEX, f, {pa, i})}) *
+          UOp::make(Ops::LOAD, f, {UOp::make(Ops::INDEX, f, {pb, i})});
+  UOp sum = UOp::make(Ops::REDUCE, f, {p, k}, ReduceArg{Ops::ADD, {}});
+  UOp max = UOp::make(Ops::REDUCE, f, {p, k}, ReduceArg{Ops::MAX, {}});
+  UOp store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, f, {out, n * lanes + v}), sum + max});
+  UOp sink = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::END, dtypes::void_, {store, n, v})});
+  std::string why;
+  std::optional<UOp> vec = vectorize_kernel(sink, &why);
+  if (!vec) throw std::runtime_error("the test kernel is not a vector kernel: " + why);
+  return *vec;
+}
+
 MachineFunction select(const UOp& sink, int lanes) {
   return select_instructions("kernel_vsel", LoweredKernel{sink}, linearize(sink), options_for(lanes));
 }
@@ -214,6 +238,14 @@ TEST(IselVector, ALaneFoldReadsEveryLaneInOrder) {
   ASSERT_EQ(order.size(), static_cast<size_t>(lanes / 4 * 3));
   for (size_t k = 0; k < order.size(); k++) EXPECT_EQ(order[k], static_cast<int64_t>(k % 3 + 1));
   EXPECT_EQ(count(mf, lanes == 16 ? Mn::vextractf32x4 : Mn::vextractf128), lanes / 4 - 1);
+}
+
+TEST(IselVector, AProductWithTwoReadersIsComputedAndStillFusedIntoASum) {
+  for (int lanes : {8, 16}) {
+    MachineFunction mf = select(product_read_by_two_sums_kernel(lanes), lanes);
+    EXPECT_EQ(count(mf, Mn::vmulps), 1) << lanes << " lanes: for the max";
+    EXPECT_EQ(count(mf, Mn::vfmadd231ps), 1) << lanes << " lanes: the sum fuses the product (vector_accumulate)";
+  }
 }
 
 TEST(IselVector, ALaneCountOtherThanTheOptionsIsAnErrorNamingTheNode) {
@@ -395,10 +427,10 @@ std::vector<Case> cases() {
 }
 
 // Every buffer of a pipeline kernel filled with the same values for both, run on one core, compared bit for bit.
-void expect_pipeline_kernel_same_bits(const UOp& sink, const std::string& what) {
+void expect_pipeline_kernel_same_bits(const UOp& sink, const std::string& what, int lanes = cpu_vector_lanes()) {
   SCOPED_TRACE(what);
   std::string listing;
-  Loaded x86 = compile_x86(sink, cpu_vector_lanes(), &listing);
+  Loaded x86 = compile_x86(sink, lanes, &listing);
   Loaded cc = compile_clang(sink);
   std::map<int64_t, std::pair<DType, int64_t>> params;  // slot -> element type, elements
   for (const UOp& u : sink.toposort())
@@ -446,6 +478,13 @@ TEST(IselVectorAgainstClang, PipelineKernelsGiveClangsBits) {
       {"sigmoid", e.sigmoid()}, {"tanh", e.tanh()}, {"floor", e.floor()}, {"reciprocal", e.reciprocal()}};
   for (const auto& [what, t] : outputs)
     for (const UOp& k : pipeline_kernels({t})) expect_pipeline_kernel_same_bits(k, what);
+}
+
+TEST(IselVectorAgainstClang, AProductReadByTwoSumsGivesClangsBits) {
+  if (!find_c_compiler()) GTEST_SKIP() << "no C compiler: nothing to compare with";
+  for (int lanes : {8, 16})
+    if (has_lanes(lanes))
+      expect_pipeline_kernel_same_bits(product_read_by_two_sums_kernel(lanes), std::to_string(lanes) + " lanes", lanes);
 }
 
 TEST(IselVectorAgainstClang, EveryOpAndDtypeGivesClangsBitsWith4And8And16Lanes) {
