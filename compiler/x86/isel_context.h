@@ -63,8 +63,8 @@ class IselContext {
   // exec_alu does (MAX of floats propagates NaN).
   Reg scalar_combine(Ops op, DType d, Reg a, Reg b);
 
-  // The vector selector's own bookkeeping across statements (isel_vector.cpp; opaque here): the float products it
-  // has not emitted yet because their one reader may fuse them into a vfmadd231ps.
+  // The vector selector's own bookkeeping across statements (isel_vector.cpp; opaque here): the float products and
+  // loads it has not emitted yet because their one reader may fuse them (vfmadd231ps) or read them from memory.
   std::shared_ptr<void> vector_state;
 
  private:  // isel.cpp shapes these
