@@ -22,6 +22,7 @@
 #include "compiler/cpu/cpu_target.h"
 #include "compiler/cpu/elf_loader.h"
 #include "compiler/cpu/vectorize.h"
+#include "compiler/late_lowering.h"
 #include "compiler/linearize.h"
 #include "compiler/x86/isel.h"
 #include "compiler/x86/regalloc.h"
@@ -52,9 +53,10 @@ IselOptions options_for(int lanes) {
 }
 
 // out[i] = f(in_0[i], in_1[i], ...) over kElements elements, walked in vectors of `lanes`: a LOOP over the vectors and
-// a VECTOR range over the lanes, turned into vector values by vectorize_kernel.
+// a VECTOR range over the lanes, turned into vector values by vectorize_kernel. `late`: the C target's late lowering
+// first, as the CPU pipeline does (it defines what C leaves undefined: float -> int out of range, big shifts).
 UOp vector_kernel(int lanes, DType out_dt, const std::vector<DType>& in_dts,
-                  const std::function<UOp(const std::vector<UOp>&)>& f) {
+                  const std::function<UOp(const std::vector<UOp>&)>& f, bool late = false) {
   UOp out = UOp::make(Ops::PARAM, out_dt, {}, ParamArg{0, AddrSpace::GLOBAL, "out", 0, kElements - 1});
   UOp r = UOp::range(kElements / lanes, 0);
   UOp v = UOp::range(lanes, 1, AxisType::VECTOR);
@@ -67,6 +69,7 @@ UOp vector_kernel(int lanes, DType out_dt, const std::vector<DType>& in_dts,
   }
   UOp store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, out_dt, {out, i}), f(loads)});
   UOp sink = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::END, dtypes::void_, {store, r, v})});
+  if (late) sink = lower_late(sink, c_lowering_options());
   std::string why;
   std::optional<UOp> vec = vectorize_kernel(sink, &why);
   if (!vec) throw std::runtime_error("the test kernel is not a vector kernel: " + why);
@@ -511,6 +514,140 @@ TEST(IselVectorAgainstClang, EveryOpAndDtypeGivesClangsBitsWith4And8And16Lanes) 
     std::shared_ptr<LoadedObject> object;
     std::vector<CpuKernelFn> clang_fns = compile_clang_all(sinks, &object);
     for (size_t k = 0; k < all.size(); k++) expect_same_bits(all[k], sinks[k], lanes, clang_fns[k]);
+  }
+}
+
+// Random expression trees over the vector ops (seeded): shared subexpressions (products read once or twice, loads
+// read once or twice), compares feeding WHEREs and casts, constants, nested up to depth 6. Inputs: float32 x3, int32
+// x2, uint32 x1 (the lanes_of values); the kernels are lowered late as the CPU pipeline does. Lanes where both
+// results are NaN count as equal here: a tree combines NaNs of different payloads (an input's 0x7FC00000 with the
+// 0xFFC00000 an invalid op makes), and which one x86 returns depends on operand order, which clang may commute.
+class RandomTree {
+ public:
+  explicit RandomTree(uint32_t seed) : g_(seed) {}
+
+  static std::vector<DType> inputs() {
+    return {dtypes::float32, dtypes::float32, dtypes::float32, dtypes::int32, dtypes::int32, dtypes::uint32};
+  }
+
+  UOp make(DType out, const std::vector<UOp>& loads) {
+    loads_ = loads;
+    pool_.clear();
+    return gen(out, 6);
+  }
+
+ private:
+  int pick(int n) { return static_cast<int>(g_() % static_cast<uint32_t>(n)); }
+
+  UOp leaf(DType d) {
+    if (d.is_bool()) return leaf(dtypes::float32).lt(leaf(dtypes::float32));
+    if (pick(5) == 0) {
+      if (d == dtypes::float32) return UOp::const_(d, std::vector<double>{0.5, -2.0, 3.0, -0.0, 1e30}[pick(5)]);
+      return UOp::const_(d, int64_t{std::vector<int64_t>{1, 3, 7, -1, 255}[pick(5)]});
+    }
+    if (d == dtypes::float32) return loads_[pick(3)];
+    if (d == dtypes::int32) return loads_[3 + pick(2)];
+    return loads_[5];
+  }
+
+  UOp gen(DType d, int depth) {
+    for (const auto& [dt, u] : pool_)  // a shared subexpression now and then
+      if (dt == d && pick(16) == 0) return u;
+    UOp u = depth == 0 || pick(12) == 0 ? leaf(d) : node(d, depth - 1);
+    pool_.emplace_back(d, u);
+    return u;
+  }
+
+  UOp node(DType d, int depth) {
+    const DType f = dtypes::float32, i = dtypes::int32, u = dtypes::uint32, b = dtypes::bool_;
+    auto any_num = [&] { return std::vector<DType>{f, i, u}[pick(3)]; };
+    if (d.is_bool()) {
+      switch (pick(6)) {
+        case 0: { DType t = any_num(); return gen(t, depth).lt(gen(t, depth)); }
+        case 1: { DType t = any_num(); return gen(t, depth).ne(gen(t, depth)); }
+        case 2: { DType t = any_num(); return gen(t, depth).eq(gen(t, depth)); }
+        case 3: return gen(b, depth) & gen(b, depth);
+        case 4: return gen(b, depth) | gen(b, depth);
+        default: return gen(any_num(), depth).cast(b);
+      }
+    }
+    if (d == f) {
+      switch (pick(13)) {
+        case 0: return gen(f, depth) + gen(f, depth);
+        case 1: return gen(f, depth) - gen(f, depth);
+        case 2: return gen(f, depth) * gen(f, depth);
+        case 3: return gen(f, depth) * gen(f, depth) + gen(f, depth);
+        case 4: return gen(f, depth) / gen(f, depth);
+        case 5: return gen(f, depth).maximum(gen(f, depth));
+        case 6: return -gen(f, depth);
+        case 7: return gen(f, depth).alu(Ops::RECIPROCAL);
+        case 8: return gen(f, depth).alu(Ops::TRUNC);
+        case 9: return gen(f, depth).alu(Ops::SQRT);
+        case 10: return gen(b, depth).where(gen(f, depth), gen(f, depth));
+        case 11: return gen(std::vector<DType>{i, u, b}[pick(3)], depth).cast(f);
+        default: return gen(f, depth);
+      }
+    }
+    switch (pick(13)) {  // int32 or uint32
+      case 0: return gen(d, depth) + gen(d, depth);
+      case 1: return gen(d, depth) - gen(d, depth);
+      case 2: return gen(d, depth) * gen(d, depth);
+      case 3: return gen(d, depth).maximum(gen(d, depth));
+      case 4: return -gen(d, depth);
+      case 5: return gen(d, depth) & gen(d, depth);
+      case 6: return gen(d, depth) | gen(d, depth);
+      case 7: return gen(d, depth) ^ gen(d, depth);
+      case 8: return gen(d, depth) << (gen(d, depth) & 31);
+      case 9: return gen(d, depth) >> (gen(d, depth) & 31);
+      case 10: return gen(b, depth).where(gen(d, depth), gen(d, depth));
+      case 11: return gen(std::vector<DType>{d == i ? u : i, b}[pick(2)], depth).cast(d);
+      default: return gen(f, depth).cast(d);
+    }
+  }
+
+  std::mt19937 g_;
+  std::vector<UOp> loads_;
+  std::vector<std::pair<DType, UOp>> pool_;
+};
+
+TEST(IselVectorAgainstClang, RandomExpressionKernelsGiveClangsBits) {
+  if (!find_c_compiler()) GTEST_SKIP() << "no C compiler: nothing to compare with";
+  constexpr int kKernels = 80;
+  const std::vector<DType> in = RandomTree::inputs();
+  for (int lanes : {8, 16}) {
+    if (!has_lanes(lanes)) continue;
+    RandomTree tree(1234 + lanes);
+    std::vector<UOp> sinks;
+    std::vector<DType> outs;
+    for (int k = 0; k < kKernels; k++) {
+      DType out = std::vector<DType>{dtypes::float32, dtypes::int32, dtypes::uint32}[k % 3];
+      outs.push_back(out);
+      auto body = [&](const std::vector<UOp>& x) { return tree.make(out, x); };
+      sinks.push_back(vector_kernel(lanes, out, in, body, true));
+    }
+    std::shared_ptr<LoadedObject> object;
+    std::vector<CpuKernelFn> clang_fns = compile_clang_all(sinks, &object);
+    std::vector<std::vector<uint32_t>> inputs;
+    for (size_t k = 0; k < in.size(); k++) inputs.push_back(lanes_of(in[k], 101 + 7 * k));
+    for (int k = 0; k < kKernels; k++) {
+      SCOPED_TRACE("random kernel " + std::to_string(k) + ", " + std::to_string(lanes) + " lanes");
+      std::string listing;
+      Loaded x86 = compile_x86(sinks[k], lanes, &listing);
+      std::vector<uint32_t> want(kElements, 0xDEADBEEF), got(kElements, 0xDEADBEEF);
+      std::vector<void*> bufs{want.data()};
+      for (auto& v : inputs) bufs.push_back(v.data());
+      clang_fns[k](bufs.data(), nullptr, 0, 1);
+      bufs[0] = got.data();
+      x86.fn(bufs.data(), nullptr, 0, 1);
+      for (int i = 0; i < kElements; i++) {
+        bool both_nan = outs[k] == dtypes::float32 && std::isnan(std::bit_cast<float>(got[i])) &&
+                        std::isnan(std::bit_cast<float>(want[i]));
+        if (got[i] == want[i] || both_nan) continue;
+        ADD_FAILURE() << "element " << i << ": x86 0x" << std::hex << got[i] << ", clang 0x" << want[i] << "\n"
+                      << render_c("kernel_vsel", sinks[k], linearize(sinks[k])) << "\n" << listing;
+        break;
+      }
+    }
   }
 }
 
