@@ -298,7 +298,8 @@ Loaded compile_clang(const UOp& sink) {
 // 32-bit lanes with the values that tell implementations apart: one NaN pattern (x86 keeps the first NaN operand's
 // payload, and an op on two different NaNs could legally pick either), infinities, zeros of both signs, the extremes,
 // subnormals, halves (rounding), then random values.
-std::vector<uint32_t> lanes_of(DType d, uint32_t seed, bool in_int_range = false, bool non_negative = false) {
+std::vector<uint32_t> lanes_of(DType d, uint32_t seed, bool in_int_range = false, bool non_negative = false,
+                               size_t n = kElements) {
   std::vector<uint32_t> v;
   std::mt19937 g(seed);
   if (d == dtypes::float32) {
@@ -312,13 +313,13 @@ std::vector<uint32_t> lanes_of(DType d, uint32_t seed, bool in_int_range = false
     }
     for (float f : special) v.push_back(std::bit_cast<uint32_t>(f));
     std::uniform_real_distribution<float> u(non_negative ? 0.0f : -100.0f, 100.0f);
-    while (v.size() < kElements) v.push_back(std::bit_cast<uint32_t>(u(g)));
+    while (v.size() < n) v.push_back(std::bit_cast<uint32_t>(u(g)));
   } else {
     for (uint32_t x : {0u, 1u, 0xFFFFFFFFu, 2u, 0x80000000u, 0x7FFFFFFFu, 7u, 0xFFFFFFF9u, 31u, 32u, 0xFFFFu,
                        0x10000u, 0x80000001u, 0xFFFF0000u})
       v.push_back(x);
     std::uniform_int_distribution<uint32_t> u;
-    while (v.size() < kElements) v.push_back(g() % 3 == 0 ? u(g) % 64 : u(g));
+    while (v.size() < n) v.push_back(g() % 3 == 0 ? u(g) % 64 : u(g));
   }
   std::shuffle(v.begin() + 4, v.end(), g);  // specials meet each other in different lane positions
   return v;
@@ -640,6 +641,94 @@ TEST(IselVectorAgainstClang, RandomExpressionKernelsGiveClangsBits) {
       bufs[0] = got.data();
       x86.fn(bufs.data(), nullptr, 0, 1);
       for (int i = 0; i < kElements; i++) {
+        bool both_nan = outs[k] == dtypes::float32 && std::isnan(std::bit_cast<float>(got[i])) &&
+                        std::isnan(std::bit_cast<float>(want[i]));
+        if (got[i] == want[i] || both_nan) continue;
+        ADD_FAILURE() << "element " << i << ": x86 0x" << std::hex << got[i] << ", clang 0x" << want[i] << "\n"
+                      << render_c("kernel_vsel", sinks[k], linearize(sinks[k])) << "\n" << listing;
+        break;
+      }
+    }
+  }
+}
+
+// Random reductions of 512 elements with random terms (RandomTree), lowered late: either vector accumulators,
+// out[c] = R1_k t(k, c) combined with R2_k t'(k, c) (R: ADD, MUL or MAX; a float sum fuses a product term), or lane
+// folds, out[r] = R_{k, v} t(r, k, v) (a vector accumulator over k, its lanes folded in order into a scalar).
+UOp random_reduce_kernel(int lanes, DType out_dt, RandomTree& tree, std::mt19937& g, bool fold) {
+  constexpr int kRows = 8, kCols = 64;
+  std::vector<DType> in = RandomTree::inputs();
+  const int64_t outs = fold ? kRows * kCols / (kRows * lanes) : kCols;
+  UOp out = UOp::make(Ops::PARAM, out_dt, {}, ParamArg{0, AddrSpace::GLOBAL, "out", 0, outs - 1});
+  UOp n = UOp::range(fold ? outs : kCols / lanes, 0);
+  UOp v = UOp::range(lanes, 1, AxisType::VECTOR);
+  UOp k = UOp::range(kRows, 2, AxisType::REDUCE);
+  UOp i = fold ? (n * kRows + k) * lanes + v : k * kCols + n * lanes + v;
+  std::vector<UOp> loads;
+  for (size_t s = 0; s < in.size(); s++) {
+    ParamArg arg{static_cast<int64_t>(s + 1), AddrSpace::GLOBAL, "in", 0, kRows * kCols - 1};
+    UOp p = UOp::make(Ops::PARAM, in[s], {}, arg);
+    loads.push_back(UOp::make(Ops::LOAD, in[s], {UOp::make(Ops::INDEX, in[s], {p, i})}));
+  }
+  auto reduce_op = [&] { return std::vector<Ops>{Ops::ADD, Ops::MUL, Ops::MAX}[g() % 3]; };
+  // a term that varies with the lanes (a tree may be a constant): one load of its type added in
+  const UOp& lane_load = out_dt == dtypes::float32 ? loads[0] : out_dt == dtypes::int32 ? loads[3] : loads[5];
+  auto term = [&] {
+    if (out_dt == dtypes::float32 && g() % 2 == 0)
+      return tree.make(out_dt, loads) * (tree.make(out_dt, loads) + lane_load);
+    return tree.make(out_dt, loads) + lane_load;
+  };
+  UOp value, store_index;
+  if (fold) {  // a REDUCE over the VECTOR range: a vector accumulator over k, its lanes folded in order
+    value = UOp::make(Ops::REDUCE, out_dt, {term(), k, v}, ReduceArg{reduce_op(), {}});
+    store_index = n;
+  } else {
+    UOp a = UOp::make(Ops::REDUCE, out_dt, {term(), k}, ReduceArg{reduce_op(), {}});
+    UOp b = UOp::make(Ops::REDUCE, out_dt, {term(), k}, ReduceArg{reduce_op(), {}});
+    value = out_dt == dtypes::float32 ? a + b : a ^ b;
+    store_index = n * lanes + v;
+  }
+  UOp store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, out_dt, {out, store_index}), value});
+  UOp end = fold ? UOp::make(Ops::END, dtypes::void_, {store, n}) : UOp::make(Ops::END, dtypes::void_, {store, n, v});
+  UOp sink = UOp::make(Ops::SINK, dtypes::void_, {end});
+  sink = lower_late(sink, c_lowering_options());
+  std::string why;
+  std::optional<UOp> vec = vectorize_kernel(sink, &why);
+  if (!vec) throw std::runtime_error("the test kernel is not a vector kernel: " + why);
+  return *vec;
+}
+
+TEST(IselVectorAgainstClang, RandomReductionKernelsGiveClangsBits) {
+  if (!find_c_compiler()) GTEST_SKIP() << "no C compiler: nothing to compare with";
+  constexpr int kKernels = 40;
+  const std::vector<DType> in = RandomTree::inputs();
+  for (int lanes : {8, 16}) {
+    if (!has_lanes(lanes)) continue;
+    RandomTree tree(777 + lanes);
+    std::mt19937 g(555 + lanes);
+    std::vector<UOp> sinks;
+    std::vector<DType> outs;
+    for (int k = 0; k < kKernels; k++) {
+      DType out = std::vector<DType>{dtypes::float32, dtypes::int32, dtypes::uint32}[k % 3];
+      outs.push_back(out);
+      sinks.push_back(random_reduce_kernel(lanes, out, tree, g, k % 2 == 1));
+    }
+    std::shared_ptr<LoadedObject> object;
+    std::vector<CpuKernelFn> clang_fns = compile_clang_all(sinks, &object);
+    std::vector<std::vector<uint32_t>> inputs;
+    for (size_t s = 0; s < in.size(); s++) inputs.push_back(lanes_of(in[s], 303 + 7 * s, false, false, 512));
+    for (int k = 0; k < kKernels; k++) {
+      SCOPED_TRACE("random reduction kernel " + std::to_string(k) + ", " + std::to_string(lanes) + " lanes");
+      std::string listing;
+      Loaded x86 = compile_x86(sinks[k], lanes, &listing);
+      std::vector<uint32_t> want(64, 0xDEADBEEF), got(64, 0xDEADBEEF);
+      std::vector<void*> bufs{want.data()};
+      for (auto& v : inputs) bufs.push_back(v.data());
+      clang_fns[k](bufs.data(), nullptr, 0, 1);
+      bufs[0] = got.data();
+      x86.fn(bufs.data(), nullptr, 0, 1);
+      ASSERT_NE(want[0], 0xDEADBEEF) << "clang's kernel wrote its output";
+      for (size_t i = 0; i < want.size(); i++) {
         bool both_nan = outs[k] == dtypes::float32 && std::isnan(std::bit_cast<float>(got[i])) &&
                         std::isnan(std::bit_cast<float>(want[i]));
         if (got[i] == want[i] || both_nan) continue;
