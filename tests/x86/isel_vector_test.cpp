@@ -283,6 +283,9 @@ Loaded load(const std::string& elf, const std::string& name) {
 
 Loaded compile_x86(const UOp& sink, int lanes, std::string* listing) {
   MachineFunction mf = select(sink, lanes);
+  if (lanes < 16) {  // whatever the kernel, AVX2 machines must run it
+    for (const Inst& i : mf.code) EXPECT_EQ(evex_use(i, mf), "");
+  }
   AllocationOptions ao;
   ao.vec_registers = lanes == 16 ? 32 : 16;
   allocate_registers(mf, ao);
