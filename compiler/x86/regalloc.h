@@ -3,7 +3,7 @@
 //  - intervals are computed on the linear instruction order; a value live into a loop (defined before the loop's
 //    label, used at or after it before the loop's backward jump) is extended to the loop's end, so loop-carried
 //    values (accumulators) and loop invariants survive every iteration;
-//  - GPR and VEC values are allocated separately, each from its own allocatable set (AllocationOptions);
+//  - GPR, VEC and MASK values are allocated separately, each from its own allocatable set (AllocationOptions);
 //  - a value that finds no register is spilled to a stack slot (64 bytes for a zmm, else 8, 16 or 32): reloaded into a
 //    scratch register before each use and stored after each definition; a `remat` value (a constant) is
 //    re-executed before each use instead of spilled;
@@ -11,16 +11,24 @@
 //    rcx, rdx, rsi, rdi, r8-r11 are the callee's); the call is expanded (arguments into xmm0/xmm1, vzeroupper, call,
 //    result from xmm0);
 //  - two-address fixup: a tied instruction (compiler/x86/x86_inst.h) becomes `mov d, a` + `op d, b` when d and a got
-//    different registers (b's register equal to d's goes through a scratch register for a non-commutative op);
-//  - the frame: callee-saved registers used are pushed, rsp is lowered for the spill and LOCAL slots (64-byte aligned
-//    when zmm is spilled) and the incoming arguments (rdi, rsi, edx, ecx stored to their ARG slots), keeping rsp
-//    16-byte aligned at calls; every frame operand becomes [rsp + offset]; each `ret` gets the epilogue.
+//    different registers (b's register equal to d's goes through a scratch register for a non-commutative op; a
+//    commutative one swaps a and b); imul by an immediate becomes the untied three-operand `imul d, a, imm`;
+//  - the frame: callee-saved registers used are pushed, rsp (saved in the frame through rax) is aligned down to 64
+//    bytes and lowered for the incoming arguments (rdi, rsi, and edx, ecx sign-extended, stored to their ARG slots),
+//    the spill and LOCAL slots (each naturally aligned, LOCAL and zmm slots to 64 bytes), so rsp is 16-byte aligned at
+//    calls; every frame operand becomes [rsp + offset]; each `ret` gets the epilogue (rsp reloaded, pops).
 // Registers never allocated: rsp, and the scratch registers instruction selection uses for fixed-register
-// instructions (rax, rcx, rdx: division, shifts by cl) and the allocator for reloads (r10, r11; the two highest VEC).
+// instructions (rax, rcx, rdx: division, shifts by cl) and the allocator for reloads (r10, r11; the two highest VEC;
+// k6, k7). Instruction selection may name no other physical register. An instruction that needs more reload
+// registers of a class than the two scratch registers borrows an allocated register not named by it: saved to a
+// frame slot before and restored after. MASK values are allocated to k1-k5 and spilled with kmovw to a 2-byte
+// access of an 8-byte slot; a MASK value live across a CALL_EXTERN is an error.
+// Facts (SysV argument and callee-saved registers, stack alignment): firmware-notes/x86-abi.md.
 // Flags are never clobbered between instructions: reloads and spills are movs, rematerialized constants mov
 // immediates, never xor.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "compiler/x86/x86_inst.h"
 
@@ -34,6 +42,35 @@ struct AllocationOptions {
   uint32_t max_gpr = 0, max_vec = 0;
 };
 
+// A virtual register's live interval on the linear order: indices into MachineFunction::code. Two intervals of a
+// class overlap when a.start < b.end and b.start < a.end; intervals that only touch (one ends at the instruction
+// where the other starts) may share a register, since an instruction reads its sources before writing.
+struct LiveInterval {
+  RegClass cls = RegClass::GPR;
+  uint32_t vreg = 0;
+  int32_t start = 0, end = 0;  // first and last instruction mentioning it, widened over loops it is live around
+  uint16_t bits = 0;           // widest access (a VEC spill slot's size)
+  bool remat = false;          // defined exactly once, by a `remat` instruction
+  bool crosses_call = false;   // start < a CALL_EXTERN < end: the call's caller-saved registers cannot hold it
+};
+
+// The live intervals of mf's virtual registers (before allocation), ordered by start, then class, then number.
+// Loops are found from backward jumps (jmp/jcc to a LABEL placed earlier): an interval that reaches into a loop from
+// before it, or out of it to after it, or whose first mention inside the loop reads it (a value carried around the
+// back edge), is widened to cover the whole loop; repeated until nothing changes (nested loops). A GPR defined at 8 or
+// 16 bits keeps its other bits (x86 merges partial writes), so such a definition also reads it.
+// Throws std::invalid_argument naming the instruction for a virtual register read but never defined, a jump to a
+// label never placed, a virtual register beyond MachineFunction::vregs, or a `remat` instruction that reads a register.
+std::vector<LiveInterval> live_intervals(const MachineFunction& mf);
+
+// Where allocation put one interval.
+struct IntervalAssignment {
+  LiveInterval interval;
+  enum class Where : uint8_t { REG, SPILL, REMAT } where = Where::REG;
+  uint32_t reg = 0;   // REG: the physical register's number
+  int32_t slot = -1;  // SPILL: the spill slot
+};
+
 struct AllocationStats {
   uint32_t intervals = 0;
   uint32_t spilled = 0;       // values given a stack slot
@@ -41,7 +78,8 @@ struct AllocationStats {
   uint32_t spill_stores = 0;  // stores to spill slots inserted
   uint32_t remats = 0;        // constant definitions re-executed before a use
   uint32_t moves = 0;         // movs the two-address fixup inserted
-  uint32_t frame_bytes = 0;   // rsp lowered by, after the pushes
+  uint32_t frame_bytes = 0;   // rsp lowered by, after the pushes and the 64-byte alignment
+  std::vector<IntervalAssignment> assignments;  // one per interval, in live_intervals' order
 };
 
 // Rewrites `mf` in place to physical registers, with prologue, epilogue and frame (mf.allocated becomes true).

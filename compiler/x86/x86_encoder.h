@@ -43,33 +43,54 @@ class Encoder {
  public:
   void emit(const Inst& inst);
   void bind(int32_t label);                          // the label's address is the current position
-  void data(uint32_t align, std::string_view bytes);  // pool data at the current position (aligned first)
+  // Pool data at the current position (aligned first, padded with 0xCC). A constant's label goes between the
+  // alignment and the bytes: data(align, {}); bind(label); data(1, bytes).
+  void data(uint32_t align, std::string_view bytes);
   int32_t extern_symbol(std::string_view name);      // the index a SYMBOL operand names
-  // Patches every jump and RIP-relative reference; throws X86EncodeError naming an unbound label.
+  // Lays out the code (jumps rel8 where the target is in reach, else rel32, to a fixed point, as llvm-mc relaxes),
+  // patches every jump and RIP-relative reference; throws X86EncodeError naming an unbound label.
   AssembledCode finish(std::string name);
+  // Bytes so far, every jump counted at its rel8 size (finish() widens the ones whose target is out of reach).
   size_t size() const;
 
  private:
-  // Jump and RIP-relative fields patched by finish() (x86_encoder.cpp may add what it needs).
+  // RIP-relative fields patched by finish(); `gaps` is how many gaps (below) precede them.
   struct Fixup {
     uint32_t at;      // the displacement field
     uint32_t end;     // the end of the instruction (rel fields count from there)
     int32_t label;
     uint8_t width;    // 1 (rel8) or 4
+    uint32_t gaps = 0;
   };
-  std::string out_;
-  std::vector<int64_t> labels_;  // position of each bound label, -1 while unbound
+  // What finish() sizes: a jump to a label (rel8 or rel32) or the padding of an alignment, at out_ position `pos`.
+  struct Gap {
+    uint32_t pos;
+    int32_t label;    // jump target; -1 for an alignment
+    uint8_t cc;       // condition code 0-15 of a jcc; 16 for jmp
+    uint32_t align;   // alignment; 0 for a jump
+    bool wide = false;
+  };
+  struct PendingReloc {
+    uint32_t at;
+    uint32_t gaps;
+    int32_t symbol;
+  };
+  std::string out_;               // everything but the gaps
+  std::vector<int64_t> labels_;   // out_ position of each bound label, -1 while unbound
+  std::vector<uint32_t> label_gaps_;  // gaps before each bound label
   std::vector<Fixup> fixups_;
+  std::vector<Gap> gaps_;
   std::vector<std::string> externs_;
-  std::vector<Relocation> relocations_;
+  std::vector<PendingReloc> relocs_;
+  int64_t data_start_ = -1;       // gap index of the first data() call: where the code ends
 };
 
 // The function's listing: ".intel_syntax noprefix", the global symbol, its instructions, labels and pool data
 // (`.p2align`, `.byte`/`.long`), one per line. Requires an allocated function.
 std::string print_listing(const MachineFunction& mf);
 
-// Assembles a listing in print_listing's format (the subset of Intel syntax it prints). Throws X86EncodeError naming
-// the line number, the line and what was expected.
+// Assembles a listing in print_listing's format (the subset of Intel syntax it prints; compiler/x86/x86_assembler.cpp).
+// Throws X86EncodeError naming the line number, the line and what was expected.
 AssembledCode assemble(std::string_view listing);
 
 // A relocatable ELF64 x86-64 object: .text (code and pool, 64-byte aligned), the function's global symbol, and
