@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <unordered_map>
 
@@ -63,6 +64,10 @@ class IselContext {
   // A new register with `op` (ADD, MUL, MAX) of two scalars of dtype `d` (float32, int32, uint32, bool) combined as
   // exec_alu does (MAX of floats propagates NaN).
   Reg scalar_combine(Ops op, DType d, Reg a, Reg b);
+
+  // The vector selector's own bookkeeping across statements (isel_vector.cpp; opaque here): the float products and
+  // loads it has not emitted yet because their one reader may fuse them (vfmadd231ps) or read them from memory.
+  std::shared_ptr<void> vector_state;
 
  private:  // isel.cpp shapes these
   friend class ScalarSelector;

@@ -70,8 +70,10 @@ void operand_roles(const Inst& inst, Role out[4]) {
     out[0] = Role::DEF;
     return;
   }
-  // Merge masking keeps the destination's unselected lanes: it is read too.
-  const bool merges = inst.masked && !inst.zeroing;
+  // Merge masking keeps the destination's unselected lanes: it is read too. vblendmps / vpblendmd use the mask as
+  // their selector and take unselected lanes from their first source, never the destination (SDM vol. 2C,
+  // VBLENDMPS / VPBLENDMD operation: "ELSE IF *merging-masking* DEST[i] := SRC1[i]").
+  const bool merges = inst.masked && !inst.zeroing && !in(inst.op, {Mn::vblendmps, Mn::vpblendmd});
   out[0] = reads_destination(inst) || merges ? Role::USE_DEF : Role::DEF;
 }
 
