@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "compiler/x86/regalloc_internal.h"
+#include "compiler/x86/x86_encoder.h"
 
 namespace doorbell::x86 {
 namespace regalloc_detail {
@@ -27,6 +28,7 @@ using Where = IntervalAssignment::Where;
 constexpr Gpr kGprOrder[] = {RSI, RDI, R8, R9, RBX, RBP, R12, R13, R14, R15};
 constexpr const char* kGprNames[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
                                        "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
+constexpr uint32_t kVecScratch0 = 14, kVecScratch1 = 15;
 bool callee_saved(uint32_t r) { return r == RBX || r == RBP || (r >= R12 && r <= R15); }
 
 int ci(RegClass c) { return static_cast<int>(c); }
@@ -178,12 +180,15 @@ class Allocator {
     std::vector<uint32_t> g(std::begin(kGprOrder), std::end(kGprOrder));
     borrowable_[ci(RegClass::GPR)] = g;
     allocatable_[ci(RegClass::GPR)] = cut(g, options_.max_gpr);
+    // The scratch pair is 14 and 15 with 16 or 32 registers: a reload for an instruction with only a VEX form
+    // (vex_only_form) must land below 16.
     std::vector<uint32_t> v;
-    for (uint32_t r = 0; r + 2 < options_.vec_registers; r++) v.push_back(r);
+    for (uint32_t r = 0; r < options_.vec_registers; r++)
+      if (r != kVecScratch0 && r != kVecScratch1) v.push_back(r);
     borrowable_[ci(RegClass::VEC)] = v;
     allocatable_[ci(RegClass::VEC)] = cut(v, options_.max_vec);
-    scratch_[ci(RegClass::VEC)][0] = options_.vec_registers - 2;
-    scratch_[ci(RegClass::VEC)][1] = options_.vec_registers - 1;
+    scratch_[ci(RegClass::VEC)][0] = kVecScratch0;
+    scratch_[ci(RegClass::VEC)][1] = kVecScratch1;
     allocatable_[ci(RegClass::MASK)] = borrowable_[ci(RegClass::MASK)] = {1, 2, 3, 4, 5};
   }
 
@@ -225,6 +230,7 @@ class Allocator {
       }
       // Across a call: only callee-saved GPRs; every vector register is the callee's (firmware-notes/x86-abi.md §2).
       auto allowed = [&](uint32_t r) {
+        if (cur.interval.low16 && r >= 16) return false;
         if (!cur.interval.crosses_call) return true;
         return cls == RegClass::GPR && callee_saved(r);
       };
@@ -270,7 +276,7 @@ class Allocator {
 
   const Location& location(const Reg& r) { return locations_.at(key(r.cls, r.num)); }
 
-  // A scratch register of `cls` for this instruction: r10/r11 (the two highest VEC; k6/k7), then a borrowed one
+  // A scratch register of `cls` for this instruction: r10/r11 (xmm14/xmm15; k6/k7), then a borrowed one
   // the instruction does not name, saved to its frame slot before and restored after.
   uint32_t take_scratch(RegClass cls, Around& around, const Inst& inst) {
     auto& taken = around.taken[ci(cls)];
@@ -279,8 +285,10 @@ class Allocator {
       return taken.back();
     }
     size_t borrowed = taken.size() - 2;
+    const bool low16 = cls == RegClass::VEC && vex_only_form(inst);
     for (uint32_t r : borrowable_[ci(cls)]) {
       if (around.is_named(cls, r) || std::find(taken.begin(), taken.end(), r) != taken.end()) continue;
+      if (low16 && r >= 16) continue;
       auto& slots = borrow_slots_[ci(cls)];
       while (slots.size() <= borrowed) slots.push_back(new_slot(cls == RegClass::VEC ? widest_vec_ / 8 : 8));
       uint16_t bits = cls == RegClass::VEC ? widest_vec_ : 64;

@@ -18,7 +18,9 @@
 //    the spill and LOCAL slots (each naturally aligned, LOCAL and zmm slots to 64 bytes), so rsp is 16-byte aligned at
 //    calls; every frame operand becomes [rsp + offset]; each `ret` gets the epilogue (rsp reloaded, pops).
 // Registers never allocated: rsp, and the scratch registers instruction selection uses for fixed-register
-// instructions (rax, rcx, rdx: division, shifts by cl) and the allocator for reloads (r10, r11; the two highest VEC;
+// instructions (rax, rcx, rdx: division, shifts by cl) and the allocator for reloads (r10, r11; xmm14, xmm15, below
+// 16 so that a reload for an instruction with only a VEX form (vex_only_form) can be encoded; such an instruction's
+// values (LiveInterval::low16) get registers 0-13;
 // k6, k7). Instruction selection may name no other physical register. An instruction that needs more reload
 // registers of a class than the two scratch registers borrows an allocated register not named by it: saved to a
 // frame slot before and restored after. MASK values are allocated to k1-k5 and spilled with kmovw to a 2-byte
@@ -52,6 +54,7 @@ struct LiveInterval {
   uint16_t bits = 0;           // widest access (a VEC spill slot's size)
   bool remat = false;          // defined exactly once, by a `remat` instruction
   bool crosses_call = false;   // start < a CALL_EXTERN < end: the call's caller-saved registers cannot hold it
+  bool low16 = false;          // a VEC value some instruction with only a VEX form names: registers 0-15 only
 };
 
 // The live intervals of mf's virtual registers (before allocation), ordered by start, then class, then number.

@@ -5,6 +5,7 @@
 
 #include "compiler/x86/regalloc.h"
 #include "compiler/x86/regalloc_internal.h"
+#include "compiler/x86/x86_encoder.h"
 
 namespace doorbell::x86 {
 namespace {
@@ -67,6 +68,7 @@ std::vector<LiveInterval> live_intervals(const MachineFunction& mf) {
       }
       b.iv.end = i;
       b.iv.bits = std::max(b.iv.bits, r.bits);
+      if (r.cls == RegClass::VEC && vex_only_form(inst)) b.iv.low16 = true;
       if (b.mentions.empty() || b.mentions.back().pos != i) b.mentions.push_back({i, false});
       if (reads(ref.role)) b.mentions.back().reads = true;
       if (writes(ref.role)) {

@@ -449,6 +449,25 @@ const RowRange& vex_rows(Mn op) {
   return index[static_cast<size_t>(op)];
 }
 
+}  // namespace
+
+bool vex_only_form(const Inst& inst) {
+  const RowRange range = vex_rows(inst.op);
+  bool matched = false;
+  for (size_t i = range.first; i < range.end; i++) {
+    const VexRow& r = kVex[i];
+    if (r.op != inst.op || std::strlen(r.kinds) != inst.n) continue;
+    bool ok = true;
+    for (int k = 0; k < inst.n && ok; k++) ok = kind_ok(r.kinds[k], inst.o[k]);
+    if (!ok) continue;
+    if (r.enc != VEXONLY) return false;
+    matched = true;
+  }
+  return matched;
+}
+
+namespace {
+
 void encode_vex(Buf& b, const Ctx& c) {
   const Inst& inst = c.inst;
   bool need_evex = inst.masked || inst.zeroing;

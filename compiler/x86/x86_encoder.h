@@ -85,6 +85,11 @@ class Encoder {
   int64_t data_start_ = -1;       // gap index of the first data() call: where the code ends
 };
 
+// Whether the instruction's operands match only forms with a VEX encoding (vcmpss into an xmm, vblendvps,
+// vroundps, vpcmpeqd into a vector, ...): its vector registers must then be 0-15 (EVEX alone reaches 16-31). The
+// register allocator keeps such operands there. Register numbers are not looked at: virtual registers work.
+bool vex_only_form(const Inst& inst);
+
 // The function's listing: ".intel_syntax noprefix", the global symbol, its instructions, labels and pool data
 // (`.p2align`, `.byte`/`.long`), one per line. Requires an allocated function.
 std::string print_listing(const MachineFunction& mf);

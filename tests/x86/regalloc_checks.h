@@ -34,7 +34,9 @@ inline void expect_invariants(const AllocationStats& stats, const AllocationOpti
         if (iv.crosses_call) { EXPECT_TRUE(is_callee_saved(a.reg)) << "%g" << iv.vreg << " lives across a call in GPR " << a.reg; }
       } else if (iv.cls == RegClass::VEC) {
         vecs_used.insert(a.reg);
-        EXPECT_LT(a.reg, options.vec_registers - 2) << "a scratch vector register allocated";
+        EXPECT_LT(a.reg, options.vec_registers) << "vector register " << a.reg << " does not exist";
+        EXPECT_TRUE(a.reg != 14 && a.reg != 15) << "a scratch vector register (xmm14/xmm15) allocated";
+        if (iv.low16) { EXPECT_LT(a.reg, 16u) << "%v" << iv.vreg << " is named by a VEX-only instruction but got register " << a.reg; }
         EXPECT_FALSE(iv.crosses_call) << "%v" << iv.vreg << " lives across a call in a vector register";
       } else {
         EXPECT_TRUE(a.reg >= 1 && a.reg <= 5) << "k" << a.reg << " allocated";
