@@ -395,7 +395,7 @@ double median_of(std::vector<double> v) {
   return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
 }
 
-CaseResult measure_case(BenchCase& c, int repeats) {
+CaseResult measure_case(BenchCase& c, int repeats, BenchCase* x86) {
   CaseResult r;
   r.info = c.info();
   r.kernels = c.kernel_count();
@@ -408,17 +408,24 @@ CaseResult measure_case(BenchCase& c, int repeats) {
   const bool interleave = r.floor_available && r.info.floor_name.rfind("sgemm", 0) != 0;
   for (int i = 0; i < repeats; i++) {
     r.doorbell_samples.push_back(c.run_doorbell());
+    if (x86 != nullptr) r.x86_samples.push_back(x86->run_doorbell());
     if (!interleave) continue;
     std::this_thread::sleep_for(std::chrono::microseconds(300));
     r.floor_samples.push_back(static_cast<double>(c.run_floor()));
     std::this_thread::sleep_for(std::chrono::microseconds(300));
   }
   r.check = c.check();
+  if (x86 != nullptr) {
+    r.x86_check = x86->check();
+    r.x86_ns = median_of(r.x86_samples);
+    r.x86_available = true;
+  }
   if (r.floor_available && !interleave)
     for (int i = 0; i < repeats; i++) r.floor_samples.push_back(static_cast<double>(c.run_floor()));
   r.doorbell_ns = median_of(r.doorbell_samples);
   r.floor_ns = median_of(r.floor_samples);
   r.ratio = r.floor_ns > 0 ? r.doorbell_ns / r.floor_ns : 0;
+  r.x86_over_clang = x86 != nullptr && r.doorbell_ns > 0 ? r.x86_ns / r.doorbell_ns : 0;
   // work per ns = G-units per second
   r.throughput = r.doorbell_ns > 0 ? r.info.work / r.doorbell_ns : 0;
   r.floor_throughput = r.floor_ns > 0 ? r.info.work / r.floor_ns : 0;
@@ -506,21 +513,19 @@ std::string cpu_model_name() {
 
 namespace {
 
-// The case again with the default device CPU:X86: the same program, its kernels compiled by the x86 backend.
-void measure_x86(const CaseSpec& spec, Floors& floors, int repeats, CaseResult& r) {
+// The case again with the default device CPU:X86: the same program, its kernels compiled by the x86 backend. Null,
+// with the reason in `note`, when the backend refused a kernel.
+std::unique_ptr<BenchCase> make_x86(const CaseSpec& spec, Floors& floors, std::string& note) {
   const std::string previous = default_device_name();
   set_default_device_name("CPU:X86");
+  std::unique_ptr<BenchCase> c;
   try {
-    std::unique_ptr<BenchCase> c = spec.make(floors);
-    for (int i = 0; i < repeats; i++) r.x86_samples.push_back(c->run_doorbell());
-    r.x86_check = c->check();
-    r.x86_ns = median_of(r.x86_samples);
-    r.x86_over_clang = r.doorbell_ns > 0 ? r.x86_ns / r.doorbell_ns : 0;
-    r.x86_available = true;
+    c = spec.make(floors);
   } catch (const std::exception& e) {
-    r.x86_note = e.what();
+    note = e.what();
   }
   set_default_device_name(previous);
+  return c;
 }
 
 }  // namespace
@@ -555,8 +560,11 @@ SuiteResult run_suite(const SuiteOptions& options) {
   for (const CaseSpec& spec : bench_cases()) {
     if (!options.full && !spec.in_short) continue;
     std::unique_ptr<BenchCase> c = spec.make(floors);
-    result.cases.push_back(measure_case(*c, result.repeats));
-    c.reset();
+    std::string x86_note;
+    std::unique_ptr<BenchCase> x86 = options.x86 ? make_x86(spec, floors, x86_note) : nullptr;
+    result.cases.push_back(measure_case(*c, result.repeats, x86.get()));
+    result.cases.back().x86_note = x86_note;
+    c.reset(), x86.reset();
     if (options.progress) {
       const CaseResult& r = result.cases.back();
       std::fprintf(options.progress, "bench: %-26s done (%s, ratio %.1f)\n", spec.name.c_str(), r.check.ok ? "ok" : "MISMATCH",
@@ -564,7 +572,6 @@ SuiteResult run_suite(const SuiteOptions& options) {
       std::fflush(options.progress);
     }
     if (options.x86) {
-      measure_x86(spec, floors, result.repeats, result.cases.back());
       const CaseResult& r = result.cases.back();
       if (options.progress && r.x86_available) {
         std::fprintf(options.progress, "bench: x86 %-22s done (%s, ratio %.2f)\n", spec.name.c_str(),

@@ -91,8 +91,9 @@ struct CaseResult {
 double median_of(std::vector<double> v);
 
 // Runs doorbell `repeats` times, then the floor `repeats` times (after the warm-up runs the case's preparation did),
-// and checks the answer.
-CaseResult measure_case(BenchCase& c, int repeats);
+// and checks the answer. `x86`, when given, is the same case on CPU:X86: its runs alternate with c's (so both sides
+// of the x86 / clang ratio see the same drift of a shared machine) and its answer is checked too.
+CaseResult measure_case(BenchCase& c, int repeats, BenchCase* x86 = nullptr);
 
 struct LatencyResult {
   std::string name;
