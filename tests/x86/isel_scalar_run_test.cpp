@@ -543,3 +543,27 @@ TEST(IselScalarRun, ConstantSubexpressionsFoldToClangsValues) {
 
 }  // namespace
 }  // namespace doorbell::x86
+
+namespace doorbell::x86 {
+namespace {
+
+// The dispatcher hands vector statements to isel_vector.cpp (the optimizer on: vectors of the machine's width) and
+// keeps loops, addresses, scalar folds and accumulators around them.
+TEST(IselScalarRun, VectorizedSchedulesMatchClang) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor a(random_floats(5 * 70, 4), {5, 70}), b(random_floats(70 * 33, 5), {70, 33});
+  expect_schedule_same_as_clang({a + 1, a * a - a}, "elementwise", true);
+  expect_schedule_same_as_clang({a.sum(1), a.max(0), a.sum()}, "reductions", true);
+  expect_schedule_same_as_clang({a.matmul(b)}, "matmul", true);
+  expect_schedule_same_as_clang({(a < 0.5f).where(a, a * 2), a.pad({{1, 2}, {3, 4}}, 0.5f)}, "where and pad", true);
+  Tensor big(random_floats(64 * 256, 6), {64, 256});
+  expect_schedule_same_as_clang({big.sum(1), big.max(1), big.softmax(1), big.argmax(1)}, "row reductions", true);
+  std::vector<int32_t> iv;
+  for (int i = 0; i < 64 * 256; i++) iv.push_back((i * 7919) % 1000 - 500);
+  Tensor it(iv, {64, 256});
+  expect_schedule_same_as_clang({it.sum(1), it.max(0), (it * 3 + 1).cast(dtypes::float32), (it < 0).where(it, -it)}, "int32 vectors", true);
+  expect_schedule_same_as_clang({big.cast(dtypes::int32), big.cast(dtypes::float16).sum(1), big.cumsum(1)}, "casts and scans", true);
+}
+
+}  // namespace
+}  // namespace doorbell::x86
