@@ -2,12 +2,22 @@
 // both in the same run: the ratio is the optimizer's speedup. Kernels: a 1M-element float add (memory bound; clang
 // already vectorizes it) and a 256x256x256 float matmul (compute bound: upcast and unroll give the C compiler
 // independent accumulators).
+// BM_X86VsClang: the same kernels (and a sum and a softmax row) compiled by both CPU targets, the C target (clang)
+// and the X86 target (compiler/x86), run alternately on one core in the same run: medians and the ratio x86 / clang
+// (the targets: memory-bound kernels <= 1.2, matmul <= 2).
 #include <benchmark/benchmark.h>
 
 #include <random>
 
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "compiler/cpu/cpu_target.h"
+#include "compiler/cpu/elf_loader.h"
 #include "compiler/optimizer.h"
 #include "compiler/program.h"
+#include "compiler/x86/x86_target.h"
 #include "frontend/tensor.h"
 #include "hcq/host_buffers.h"
 
@@ -48,6 +58,62 @@ void BM_Matmul256(benchmark::State& state) {
                                                  benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_Matmul256)->ArgName("optimized")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// One kernel of `out`'s schedule (the last: the output's), compiled for `target` and loaded.
+struct LoadedKernel {
+  std::shared_ptr<LoadedObject> code;
+  CpuKernelFn fn = nullptr;
+};
+LoadedKernel load_for(const Target& target, const UOp& call) {
+  CompiledProgram p = compile_program(call, target);
+  LoadedKernel k;
+  k.code = LoadedObject::load(program_binary(p.program));
+  k.fn = reinterpret_cast<CpuKernelFn>(k.code->symbol(program_info(p.program).name));
+  return k;
+}
+
+double median_us(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+void BM_X86VsClang(benchmark::State& state) {
+  const int which = static_cast<int>(state.range(0));
+  Tensor out;
+  if (which == 0) out = Tensor(random_floats(1 << 20, 1)) + Tensor(random_floats(1 << 20, 2));
+  else if (which == 1) out = Tensor(random_floats(256 * 256, 3), {256, 256}).matmul(Tensor(random_floats(256 * 256, 4), {256, 256}));
+  else if (which == 2) out = Tensor(random_floats(1 << 22, 5)).sum();
+  else out = Tensor(random_floats(256 * 1024, 6), {256, 1024}).exp();
+  // Every kernel of the schedule (a split sum has two), each target's in order, one core.
+  UOp linear = out.schedule_linear();
+  std::vector<std::vector<void*>> bufs;
+  std::vector<LoadedKernel> clang, x86;
+  try {
+    for (const UOp& call : linear.src()) {
+      bufs.emplace_back();
+      for (size_t j = 1; j < call.src().size(); j++) bufs.back().push_back(buffer_bytes(call.src(j)).data());
+      clang.push_back(load_for(cpu_c_target(), call));
+      x86.push_back(load_for(cpu_x86_target(), call));
+    }
+  } catch (const std::exception& e) {
+    return state.SkipWithError(e.what());
+  }
+  auto time_us = [&](const std::vector<LoadedKernel>& ks) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < ks.size(); i++) ks[i].fn(bufs[i].data(), nullptr, 0, 1);
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  };
+  time_us(clang), time_us(x86);  // warm-up: page faults, caches
+  std::vector<double> c, x;
+  for (auto _ : state) {
+    c.push_back(time_us(clang));
+    x.push_back(time_us(x86));
+  }
+  state.counters["clang_us"] = median_us(c);
+  state.counters["x86_us"] = median_us(x);
+  state.counters["x86_over_clang"] = median_us(x) / median_us(c);
+}
+BENCHMARK(BM_X86VsClang)->ArgName("add1M_matmul256_sum4M_exp256K")->DenseRange(0, 3)->Iterations(21)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace doorbell

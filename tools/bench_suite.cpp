@@ -504,6 +504,27 @@ std::string cpu_model_name() {
   return "unknown";
 }
 
+namespace {
+
+// The case again with the default device CPU:X86: the same program, its kernels compiled by the x86 backend.
+void measure_x86(const CaseSpec& spec, Floors& floors, int repeats, CaseResult& r) {
+  const std::string previous = default_device_name();
+  set_default_device_name("CPU:X86");
+  try {
+    std::unique_ptr<BenchCase> c = spec.make(floors);
+    for (int i = 0; i < repeats; i++) r.x86_samples.push_back(c->run_doorbell());
+    r.x86_check = c->check();
+    r.x86_ns = median_of(r.x86_samples);
+    r.x86_over_clang = r.doorbell_ns > 0 ? r.x86_ns / r.doorbell_ns : 0;
+    r.x86_available = true;
+  } catch (const std::exception& e) {
+    r.x86_note = e.what();
+  }
+  set_default_device_name(previous);
+}
+
+}  // namespace
+
 SuiteResult run_suite(const SuiteOptions& options) {
   if (!options.latency_only && default_device_name() != "CPU")
     throw std::runtime_error("bench: compares the CPU device with CPU floors; expected DEV unset or CPU, got " +
@@ -535,11 +556,21 @@ SuiteResult run_suite(const SuiteOptions& options) {
     if (!options.full && !spec.in_short) continue;
     std::unique_ptr<BenchCase> c = spec.make(floors);
     result.cases.push_back(measure_case(*c, result.repeats));
+    c.reset();
     if (options.progress) {
       const CaseResult& r = result.cases.back();
       std::fprintf(options.progress, "bench: %-26s done (%s, ratio %.1f)\n", spec.name.c_str(), r.check.ok ? "ok" : "MISMATCH",
                    r.ratio);
       std::fflush(options.progress);
+    }
+    if (options.x86) {
+      measure_x86(spec, floors, result.repeats, result.cases.back());
+      const CaseResult& r = result.cases.back();
+      if (options.progress && r.x86_available) {
+        std::fprintf(options.progress, "bench: x86 %-22s done (%s, ratio %.2f)\n", spec.name.c_str(),
+                     r.x86_check.ok ? "ok" : "MISMATCH", r.x86_over_clang);
+        std::fflush(options.progress);
+      }
     }
   }
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -571,7 +602,24 @@ void print_suite_table(const SuiteResult& result, std::FILE* out) {
                  format("%d samples", l.samples).c_str(), "");
   }
   print_latency_table(result.latency_section, out);
+  bool any_x86 = false;
+  for (const CaseResult& r : result.cases) any_x86 |= r.x86_available || !r.x86_note.empty();
+  if (any_x86) {
+    std::fprintf(out, "x86 backend vs clang (CPU:X86 vs CPU:C, the same cases), median of %d runs, kernel-only times\n",
+                 result.repeats);
+    for (const CaseResult& r : result.cases) {
+      std::string name = r.info.name + " " + r.info.sizes;
+      if (!r.x86_available) {
+        std::fprintf(out, "x86 %-34s %10s  refused: %s\n", name.c_str(), human_ns(r.doorbell_ns).c_str(), r.x86_note.c_str());
+        continue;
+      }
+      std::fprintf(out, "x86 %-34s %10s  x86 %10s %7s  %s\n", name.c_str(), human_ns(r.doorbell_ns).c_str(),
+                   human_ns(r.x86_ns).c_str(), format("%.2fx", r.x86_over_clang).c_str(), r.x86_check.ok ? "ok" : "MISMATCH");
+    }
+  }
   for (const CaseResult& r : result.cases) {
+    if (r.x86_available && !r.x86_check.ok)
+      std::fprintf(out, "MISMATCH x86 %s %s: %s\n", r.info.name.c_str(), r.info.sizes.c_str(), r.x86_check.detail.c_str());
     if (!r.check.ok)
       std::fprintf(out, "MISMATCH %s %s: %s\n", r.info.name.c_str(), r.info.sizes.c_str(), r.check.detail.c_str());
     if (!r.floor_available)
@@ -615,6 +663,11 @@ void write_suite_json(const SuiteResult& result, const std::string& path) {
       << ", \"throughput\": " << json_figure(r.throughput) << ", \"floor_throughput\": " << json_figure(r.floor_throughput)
       << ", \"unit\": " << json_quote(r.info.flops_unit ? "GFLOP/s" : "GB/s")
       << ", \"check\": " << json_quote(r.check.ok ? "ok" : "MISMATCH") << ", \"check_detail\": " << json_quote(r.check.detail)
+      << ", \"x86_available\": " << (r.x86_available ? "true" : "false") << ", \"x86_note\": " << json_quote(r.x86_note)
+      << ", \"x86_ns\": " << json_figure(r.x86_ns) << ", \"x86_samples_ns\": " << json_array(r.x86_samples)
+      << ", \"x86_over_clang\": " << json_figure(r.x86_over_clang)
+      << ", \"x86_check\": " << json_quote(!r.x86_available ? "" : r.x86_check.ok ? "ok" : "MISMATCH")
+      << ", \"x86_check_detail\": " << json_quote(r.x86_check.detail)
       << "}" << (i + 1 < result.cases.size() ? "," : "") << "\n";
   }
   j << "  ],\n  \"dispatch\": [\n";

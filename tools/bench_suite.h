@@ -77,6 +77,14 @@ struct CaseResult {
   std::string floor_note;  // why the floor is unavailable
   CheckResult check;
   size_t kernels = 0;
+  // The same case with its kernels compiled by the x86 backend (CPU:X86, compiler/x86), measured right after the
+  // C target's runs: its medians, the ratio x86 / clang (doorbell_ns), its own answer check. x86_note says why it
+  // did not run (a kernel the backend refused) when x86_available is false.
+  bool x86_available = false;
+  std::string x86_note;
+  std::vector<double> x86_samples;  // ns, kernel-only
+  double x86_ns = 0, x86_over_clang = 0;
+  CheckResult x86_check;
 };
 
 // Median of ns samples (0 for none).
@@ -107,6 +115,8 @@ struct SuiteOptions {
   // `progress` are this suite's.
   bool latency_only = false;
   LatencyOptions latency;
+  // Each case also on CPU:X86 (the x86 backend against clang, kernel-only, in the same run).
+  bool x86 = true;
 };
 
 struct SuiteResult {

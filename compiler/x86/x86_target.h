@@ -12,7 +12,14 @@ namespace doorbell {
 // As c_lowering_options: float64 transcendentals and POW stay for libm calls, float32 ones are decomposed.
 LateLoweringOptions x86_lowering_options();
 
-// The process's x86 target for this CPU (renderer "X86"); vector lanes as the C target's.
+// The process's x86 target for this CPU (renderer "X86"); vector lanes as the C target's. A kernel it cannot express
+// is an error naming the node.
 const Target& cpu_x86_target();
+
+// The x86 target for every kernel it expresses and the C target (clang) for the rest, decided per kernel at render:
+// the listing or the C source is the PROGRAM's SOURCE, and compile() assembles or runs clang by which it is. Kernels
+// the x86 target refused are counted (x86_fallback_count) and named at DEBUG>=2.
+const Target& cpu_x86_with_clang_fallback_target();
+uint64_t x86_fallback_count();
 
 }  // namespace doorbell

@@ -64,7 +64,7 @@ std::shared_ptr<const LoadedProgram> CpuDevice::load(const UOp& program) {
 }
 
 CpuDevice::CpuDevice(CpuDeviceOptions options, std::string name) : Device(std::move(name)), options_(options), slots_(kRingSlots) {
-  set_target(cpu_c_target());
+  set_target(options_.target != nullptr ? *options_.target : cpu_c_target());
   if (options_.spin_ns < 0) {
     throw std::invalid_argument("CpuDevice: spin_ns " + std::to_string(options_.spin_ns) + "; expected >= 0");
   }

@@ -34,7 +34,12 @@
 
 namespace doorbell {
 
+class Target;
+
 struct CpuDeviceOptions {
+  // What compiles the device's kernels: a CPU target whose binaries are ELF objects with the CPU kernel ABI
+  // (compiler/cpu/cpu_target.h's C target, compiler/x86/x86_target.h's X86 target). nullptr: the C target.
+  const Target* target = nullptr;
   uint32_t workers = 0;      // threads, the dispatcher included; 0: std::thread::hardware_concurrency()
   int64_t spin_ns = 50'000;  // how long dispatcher and workers poll for new work before sleeping
   // How long of that they poll without yielding the core. -1: all of spin_ns when the device's threads and one
@@ -57,12 +62,12 @@ struct CpuDeviceOptions {
   std::chrono::milliseconds submit_timeout = kDefaultWaitTimeout;
 };
 
-// A kernel of the CPU's C target (compiler/cpu/cpu_target.h) loaded into this process: its ELF object's code.
+// A kernel of a CPU target loaded into this process: its ELF object's code.
 class CpuProgram;
 
 class CpuDevice final : public Device {
  public:
-  // `name`: the canonical device name ("CPU"); the target is the CPU's C target (compiler/cpu/cpu_target.h).
+  // `name`: the canonical device name ("CPU", "CPU:X86"); the target is options.target.
   explicit CpuDevice(CpuDeviceOptions options = {}, std::string name = "CPU");
   // Finishes what was submitted, except that a wait still blocked is abandoned (with what follows it), then joins
   // the threads: destruction never hangs.
