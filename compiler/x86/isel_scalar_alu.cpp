@@ -642,7 +642,7 @@ Reg ScalarSelector::float_max(Reg a, Reg b, bool dbl, std::optional<Reg> into) {
   Sel k = compare_mask(3, dbl, a, X(b));  // UNORD_Q
   std::string bytes = dbl ? le_bytes(0x7ff8000000000000ull, 8) : le_bytes(0x7fc00000u, 4);
   cx.emit(dbl ? Mn::vmovsd : Mn::vmovss, {X(nan), op_mem(cx.constant(bytes, dbl ? 8 : 4, dbl ? 64 : 32))}).remat = true;
-  Reg d = into ? *into : cx.new_vec(128);
+  Reg d = into ? *into : t;  // a fresh result blends into t itself
   blend_into(d, t, nan, k, dbl);
   return d;
 }
@@ -943,9 +943,28 @@ void ScalarSelector::combine_into(Ops op, DType d, Reg acc, Reg b, bool round_ha
 
 Reg ScalarSelector::combine(Ops op, DType d, Reg a, Reg b) {
   if (d.lanes != 1) throw std::invalid_argument("x86 isel: scalar_combine of the vector dtype " + d.name());
-  Reg r = copy(a);
-  combine_into(op, d, r, b, false);
-  return r;
+  if (d.is_float()) {  // three-address: no copy of a
+    bool dbl = is_double_dtype(d);
+    if (op == Ops::MAX) return float_max(a, b, dbl, std::nullopt);
+    if (op != Ops::ADD && op != Ops::MUL) throw std::invalid_argument("x86 isel: no scalar_combine for " + std::string(op_name(op)) + " of " + d.name());
+    Reg r = cx.new_vec(128);
+    cx.emit(op == Ops::ADD ? (dbl ? Mn::vaddsd : Mn::vaddss) : (dbl ? Mn::vmulsd : Mn::vmulss), {X(r), X(a), X(b)});
+    return r;
+  }
+  uint16_t w = d.is_bool() ? 32 : op_bits(d);
+  bool sign = !d.is_unsigned() && !d.is_bool();
+  Mn mn;
+  switch (op) {
+    case Ops::ADD: mn = d.is_bool() ? Mn::or_ : Mn::add; break;
+    case Ops::MUL: mn = d.is_bool() ? Mn::and_ : Mn::imul; break;
+    case Ops::MAX: mn = d.is_bool() ? Mn::or_ : sign ? Mn::cmovl : Mn::cmovb; break;
+    default: throw std::invalid_argument("x86 isel: no scalar_combine for " + std::string(op_name(op)) + " of " + d.name());
+  }
+  if (mn == Mn::cmovl || mn == Mn::cmovb) cx.emit(Mn::cmp, {R(a, w), R(b, w)});  // a < b ? b : a
+  Reg r = cx.new_gpr();
+  Inst& i = cx.emit(mn, {R(r, w), R(a, w), R(b, w)});  // tied: the allocator's fixup moves a only when it must
+  i.tied = true;
+  return with_bits(r, a.bits);
 }
 
 }  // namespace doorbell::x86
