@@ -38,7 +38,8 @@ class ScalarSelector {
   int32_t branch_unless_gate(const UOp& index);
   Reg combine(Ops op, DType d, Reg a, Reg b);
   int uses(const UOp& u) const;
-  // A label was placed: index sums made before it are forgotten.
+  // A label other paths join at was placed (every place_label; a loop top is emitted without it): index sums made
+  // before it are forgotten.
   void joined() { sum_cache_.clear(); }
 
  private:
