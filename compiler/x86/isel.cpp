@@ -354,7 +354,9 @@ void ScalarSelector::begin_loop(const Statement& s) {
     }
   }
   l.end = end_op;
-  cx.place_label(l.top);
+  // the top is reached from just above and from the body's end: what was made before it dominates it, so the index
+  // sums stay known (a plain LABEL, not place_label, which forgets them)
+  cx.emit(Mn::LABEL, {op_label(l.top)});
   cx.define(r, with_bits(l.counter, natural_bits(r.dtype())));
   loops_.push_back(l);
 }
@@ -370,7 +372,7 @@ void ScalarSelector::end_loop() {
 
 // [base + offset * size + disp]: the offset's constant terms go into the displacement; its other terms (through the
 // sums only addresses read, and ADD(x, CONST)) are summed into one index register, which the addresses of a loop
-// body share (sum_cache_, cleared at every label: a sum made on one path is not reused past a join), sign-extended
+// body share (sum_cache_, cleared at every join label: a sum made on one path is not reused past it), sign-extended
 // to 64 bits when narrower and scaled by the element size.
 Mem ScalarSelector::element(const UOp& index, uint16_t access_bits) {
   if (index.op() != Ops::INDEX) isel_fail("an address must be an INDEX", index);

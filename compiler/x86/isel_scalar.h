@@ -38,7 +38,8 @@ class ScalarSelector {
   int32_t branch_unless_gate(const UOp& index);
   Reg combine(Ops op, DType d, Reg a, Reg b);
   int uses(const UOp& u) const;
-  // A label was placed: index sums made before it are forgotten.
+  // A label other paths join at was placed (every place_label; a loop top is emitted without it): index sums made
+  // before it are forgotten.
   void joined() { sum_cache_.clear(); }
 
  private:
@@ -96,6 +97,15 @@ class ScalarSelector {
   Reg select_int_alu(const UOp& u);
   Reg select_float_alu(const UOp& u);
   Reg float_max(Reg a, Reg b, bool dbl, std::optional<Reg> into);
+  // A select's mask: a VEC register (VEX) or a k register (EVEX: any xmm may be 16-31); `covers_double` when its low
+  // 64 bits are all set with the low 32.
+  struct Sel {
+    Reg r;
+    bool covers_double = false;
+  };
+  Sel compare_mask(int pred, bool dbl, Reg a, const Operand& b);
+  Sel bool_mask(const UOp& c);
+  void blend_into(Reg d, Reg y, Reg x, Sel m, bool dbl);  // d = m ? x : y
   Reg libm_call(const char* fn, DType d, const std::vector<Reg>& args);
 
   IselContext& cx;

@@ -531,8 +531,56 @@ Reg ScalarSelector::select_bitcast(const UOp& u) {
   return with_bits(bits, natural_bits(o));
 }
 
-// c ? x : y. Integers: cmov on the flags of the (re-emitted) condition. Floats: a mask (vcmpss of a float compare,
-// else the bool negated to 0 / -1) and vblendvps.
+// Float selects. VEX: a VEC mask (all ones in the value's low element) and vblendvps. With AVX-512 the allocator may
+// give any value xmm16-31, which VEX cannot encode (vcmpss into an xmm, vblendvps and vroundss have no EVEX form):
+// there the mask is a k register (bit 0) and the select a merge-masked vmovss / vmovsd (firmware-notes/x86-isel.md §3).
+ScalarSelector::Sel ScalarSelector::compare_mask(int pred, bool dbl, Reg a, const Operand& b) {
+  Mn cmp = dbl ? Mn::vcmpsd : Mn::vcmpss;
+  if (cx.evex) {
+    Reg k = cx.new_mask();
+    cx.emit(cmp, {op_reg(k), X(a), b, op_imm(pred)});
+    return Sel{k, dbl};
+  }
+  Reg m = cx.new_vec(128);
+  cx.emit(cmp, {X(m), X(a), b, op_imm(pred)});
+  return Sel{m, dbl};
+}
+
+ScalarSelector::Sel ScalarSelector::bool_mask(const UOp& c) {
+  Reg b = ext(c, 32);  // 0 or 1
+  if (cx.evex) {
+    Reg k = cx.new_mask();
+    cx.emit(Mn::kmovw, {op_reg(k), R(b, 32)});
+    return Sel{k, true};
+  }
+  Reg g = cx.new_gpr(), m = cx.new_vec(128);
+  cx.emit(Mn::mov, {R(g, 32), R(b, 32)});
+  cx.emit(Mn::neg, {R(g, 64)});  // 0 or all ones: a mask for a float and for a double
+  cx.emit(Mn::vmovq, {X(m), R(g, 64)});
+  return Sel{m, true};
+}
+
+void ScalarSelector::blend_into(Reg d, Reg y, Reg x, Sel m, bool dbl) {
+  if (m.r.cls == RegClass::MASK) {
+    if (!(d == y)) cx.emit(Mn::vmovaps, {X(d), X(y)});
+    Inst& i = cx.emit(dbl ? Mn::vmovsd : Mn::vmovss, {X(d), X(d), X(x)});
+    i.masked = true;
+    i.mask = m.r;
+    return;
+  }
+  Reg mask = m.r;
+  if (dbl && !m.covers_double) {  // a float32 mask widened to 64 bits: vblendvps reads both dwords of a double
+    Reg g = cx.new_gpr();
+    mask = cx.new_vec(128);
+    cx.emit(Mn::vmovd, {R(g, 32), X(m.r)});
+    cx.emit(Mn::movsxd, {R(g, 64), R(g, 32)});
+    cx.emit(Mn::vmovq, {X(mask), R(g, 64)});
+  }
+  cx.emit(Mn::vblendvps, {X(d), X(y), X(x), X(mask)});
+}
+
+// c ? x : y. Integers: cmov on the flags of the (re-emitted) condition. Floats: a mask of the float compare (redone
+// from its operands even when it is also kept as a bool) or of the bool, and a blend.
 Reg ScalarSelector::select_where(const UOp& u) {
   const UOp &c = u.src(0), &x = u.src(1), &y = u.src(2);
   DType d = u.dtype();
@@ -544,29 +592,15 @@ Reg ScalarSelector::select_where(const UOp& u) {
   if (d.is_float()) {
     bool dbl = is_double_dtype(d);
     Reg rx = scalar(x), ry = scalar(y);
-    Reg mask = cx.new_vec(128);
-    // a float compare is redone as a mask even when it is also kept as a bool: its operands are at hand
+    Sel m;
     if (is_cmp(c.op()) && c.src(0).dtype().is_float() && c.src(0).dtype().lanes == 1) {
-      bool cd = is_double_dtype(c.src(0).dtype());
       int pred = c.op() == Ops::CMPLT ? 1 : c.op() == Ops::CMPEQ ? 0 : 4;  // LT_OS, EQ_OQ, NEQ_UQ (SDM table 3-1)
-      cx.emit(cd ? Mn::vcmpsd : Mn::vcmpss, {X(mask), X(scalar(c.src(0))), float_src(c.src(1)), op_imm(pred)});
-      if (cd != dbl) {  // the mask's low lane must cover the value's: a double mask's low dword is set too
-        if (dbl) {  // a float32 mask widened to 64 bits
-          Reg g = cx.new_gpr();
-          cx.emit(Mn::vmovd, {R(g, 32), X(mask)});
-          cx.emit(Mn::movsxd, {R(g, 64), R(g, 32)});
-          cx.emit(Mn::vmovq, {X(mask), R(g, 64)});
-        }
-      }
+      m = compare_mask(pred, is_double_dtype(c.src(0).dtype()), scalar(c.src(0)), float_src(c.src(1)));
     } else {
-      Reg b = ext(c, 32);
-      Reg g = cx.new_gpr();
-      cx.emit(Mn::mov, {R(g, 32), R(b, 32)});
-      cx.emit(Mn::neg, {R(g, 64)});
-      cx.emit(Mn::vmovq, {X(mask), R(g, 64)});
+      m = bool_mask(c);
     }
     Reg r = cx.new_vec(128);
-    cx.emit(Mn::vblendvps, {X(r), X(ry), X(rx), X(mask)});
+    blend_into(r, ry, rx, m, dbl);
     return r;
   }
   uint16_t w = op_bits(d);
@@ -603,13 +637,13 @@ Reg ScalarSelector::select_where(const UOp& u) {
 // gives b > a ? b : a (its second source when neither is greater, zeros of either sign included: SDM "MAXSS"),
 // which is a < b ? b : a for ordered values; an unordered vcmpss mask then blends in the NaN.
 Reg ScalarSelector::float_max(Reg a, Reg b, bool dbl, std::optional<Reg> into) {
-  Reg t = cx.new_vec(128), k = cx.new_vec(128), nan = cx.new_vec(128);
+  Reg t = cx.new_vec(128), nan = cx.new_vec(128);
   cx.emit(dbl ? Mn::vmaxsd : Mn::vmaxss, {X(t), X(b), X(a)});
-  cx.emit(dbl ? Mn::vcmpsd : Mn::vcmpss, {X(k), X(a), X(b), op_imm(3)});  // UNORD_Q
+  Sel k = compare_mask(3, dbl, a, X(b));  // UNORD_Q
   std::string bytes = dbl ? le_bytes(0x7ff8000000000000ull, 8) : le_bytes(0x7fc00000u, 4);
   cx.emit(dbl ? Mn::vmovsd : Mn::vmovss, {X(nan), op_mem(cx.constant(bytes, dbl ? 8 : 4, dbl ? 64 : 32))}).remat = true;
-  Reg d = into ? *into : cx.new_vec(128);
-  cx.emit(Mn::vblendvps, {X(d), X(t), X(nan), X(k)});
+  Reg d = into ? *into : t;  // a fresh result blends into t itself
+  blend_into(d, t, nan, k, dbl);
   return d;
 }
 
@@ -668,7 +702,27 @@ Reg ScalarSelector::select_float_alu(const UOp& u) {
     }
     case Ops::TRUNC: {
       Reg a = scalar(u.src(0)), r = cx.new_vec(128);
-      cx.emit(pick(Mn::vroundss, Mn::vroundsd), {X(r), X(a), X(a), op_imm(11)});  // toward zero, inexact suppressed
+      if (!cx.evex) {
+        cx.emit(pick(Mn::vroundss, Mn::vroundsd), {X(r), X(a), X(a), op_imm(11)});  // toward zero, inexact suppressed
+        return r;
+      }
+      // vroundss has no EVEX form: below 2^23 (2^52) in magnitude through the integer conversions with x's sign put
+      // back (trunc(-0.5) is -0.0); at or above it (integers already), infinities and NaN: x itself
+      Reg i = cx.new_gpr(), z = cx.new_vec(128), t = cx.new_vec(128), sgn = cx.new_vec(128), ab = cx.new_vec(128);
+      cx.emit(pick(Mn::vcvttss2si, Mn::vcvttsd2si), {R(i, dbl ? 64 : 32), X(a)});
+      cx.emit(Mn::vmovss, {X(z), op_mem(cx.constant(le_bytes(0, 4), 4, 32))}).remat = true;
+      cx.emit(pick(Mn::vcvtsi2ss, Mn::vcvtsi2sd), {X(t), X(z), R(i, dbl ? 64 : 32)});
+      std::string sign, abs;
+      for (int k = 0; k < (dbl ? 2 : 4); k++) {
+        sign += dbl ? le_bytes(0x8000000000000000ull, 8) : le_bytes(0x80000000u, 4);
+        abs += dbl ? le_bytes(0x7fffffffffffffffull, 8) : le_bytes(0x7fffffffu, 4);
+      }
+      cx.emit(Mn::vandps, {X(sgn), X(a), op_mem(cx.constant(sign, 16, 128))});
+      cx.emit(Mn::vorps, {X(t), X(t), X(sgn)});
+      cx.emit(Mn::vandps, {X(ab), X(a), op_mem(cx.constant(abs, 16, 128))});
+      std::string limit = dbl ? le_bytes(std::bit_cast<uint64_t>(4503599627370496.0), 8) : le_bytes(std::bit_cast<uint32_t>(8388608.0f), 4);
+      Sel big = compare_mask(5, dbl, ab, op_mem(cx.constant(limit, dbl ? 8 : 4, dbl ? 64 : 32)));  // NLT_US: NaN too
+      blend_into(r, t, a, big, dbl);
       return r;
     }
     case Ops::SQRT: {  // correctly rounded: (float)sqrt((double)a) is the same value
@@ -889,9 +943,28 @@ void ScalarSelector::combine_into(Ops op, DType d, Reg acc, Reg b, bool round_ha
 
 Reg ScalarSelector::combine(Ops op, DType d, Reg a, Reg b) {
   if (d.lanes != 1) throw std::invalid_argument("x86 isel: scalar_combine of the vector dtype " + d.name());
-  Reg r = copy(a);
-  combine_into(op, d, r, b, false);
-  return r;
+  if (d.is_float()) {  // three-address: no copy of a
+    bool dbl = is_double_dtype(d);
+    if (op == Ops::MAX) return float_max(a, b, dbl, std::nullopt);
+    if (op != Ops::ADD && op != Ops::MUL) throw std::invalid_argument("x86 isel: no scalar_combine for " + std::string(op_name(op)) + " of " + d.name());
+    Reg r = cx.new_vec(128);
+    cx.emit(op == Ops::ADD ? (dbl ? Mn::vaddsd : Mn::vaddss) : (dbl ? Mn::vmulsd : Mn::vmulss), {X(r), X(a), X(b)});
+    return r;
+  }
+  uint16_t w = d.is_bool() ? 32 : op_bits(d);
+  bool sign = !d.is_unsigned() && !d.is_bool();
+  Mn mn;
+  switch (op) {
+    case Ops::ADD: mn = d.is_bool() ? Mn::or_ : Mn::add; break;
+    case Ops::MUL: mn = d.is_bool() ? Mn::and_ : Mn::imul; break;
+    case Ops::MAX: mn = d.is_bool() ? Mn::or_ : sign ? Mn::cmovl : Mn::cmovb; break;
+    default: throw std::invalid_argument("x86 isel: no scalar_combine for " + std::string(op_name(op)) + " of " + d.name());
+  }
+  if (mn == Mn::cmovl || mn == Mn::cmovb) cx.emit(Mn::cmp, {R(a, w), R(b, w)});  // a < b ? b : a
+  Reg r = cx.new_gpr();
+  Inst& i = cx.emit(mn, {R(r, w), R(a, w), R(b, w)});  // tied: the allocator's fixup moves a only when it must
+  i.tied = true;
+  return with_bits(r, a.bits);
 }
 
 }  // namespace doorbell::x86

@@ -45,9 +45,12 @@ X86Kernel compile_x86(const UOp& sink, bool avx512 = false, bool optimize = fals
   std::vector<Statement> st = linearize(k.sink);
   IselOptions o;
   o.features = test_features(avx512 || optimize);
-  o.vector_lanes = cpu_c_target().options().vector_lanes;
+  // as the x86 target: 16 lanes (and 32 vector registers) only with AVX-512
+  o.vector_lanes = optimize ? cpu_c_target().options().vector_lanes : o.features.avx512f ? 16 : 8;
+  AllocationOptions alloc;
+  alloc.vec_registers = o.vector_lanes == 16 && o.features.avx512f ? 32 : 16;
   MachineFunction mf = select_instructions("x86_kernel", k, st, o);
-  allocate_registers(mf, AllocationOptions{});
+  allocate_registers(mf, alloc);
   X86Kernel out;
   out.listing = print_listing(mf);
   if (std::getenv("X86_DUMP")) std::cout << out.listing << "\n";  // for debugging: the allocated listing
@@ -539,6 +542,68 @@ TEST(IselScalarRun, ConstantSubexpressionsFoldToClangsValues) {
     UOp l = UOp::make(Ops::LOAD, dtypes::int32, {UOp::make(Ops::INDEX, dtypes::int32, {p[0], off})});
     return UOp::make(Ops::ADD, dtypes::int32, {l, r.cast(dtypes::int32)});
   }, "a folded offset");
+}
+
+}  // namespace
+}  // namespace doorbell::x86
+
+namespace doorbell::x86 {
+namespace {
+
+// The dispatcher hands vector statements to isel_vector.cpp (the optimizer on: vectors of the machine's width) and
+// keeps loops, addresses, scalar folds and accumulators around them.
+TEST(IselScalarRun, VectorizedSchedulesMatchClang) {
+  SKIP_WITHOUT_C_COMPILER();
+  Tensor a(random_floats(5 * 70, 4), {5, 70}), b(random_floats(70 * 33, 5), {70, 33});
+  expect_schedule_same_as_clang({a + 1, a * a - a}, "elementwise", true);
+  expect_schedule_same_as_clang({a.sum(1), a.max(0), a.sum()}, "reductions", true);
+  expect_schedule_same_as_clang({a.matmul(b)}, "matmul", true);
+  expect_schedule_same_as_clang({(a < 0.5f).where(a, a * 2), a.pad({{1, 2}, {3, 4}}, 0.5f)}, "where and pad", true);
+  Tensor big(random_floats(64 * 256, 6), {64, 256});
+  expect_schedule_same_as_clang({big.sum(1), big.max(1), big.softmax(1), big.argmax(1)}, "row reductions", true);
+  std::vector<int32_t> iv;
+  for (int i = 0; i < 64 * 256; i++) iv.push_back((i * 7919) % 1000 - 500);
+  Tensor it(iv, {64, 256});
+  expect_schedule_same_as_clang({it.sum(1), it.max(0), (it * 3 + 1).cast(dtypes::float32), (it < 0).where(it, -it)}, "int32 vectors", true);
+  expect_schedule_same_as_clang({big.cast(dtypes::int32), big.cast(dtypes::float16).sum(1), big.cumsum(1)}, "casts and scans", true);
+}
+
+}  // namespace
+}  // namespace doorbell::x86
+
+namespace doorbell::x86 {
+namespace {
+
+// Two dozen float values live at once: with AVX-512 the allocator hands out xmm16-31, which VEX cannot encode, so the
+// selects, MAX and TRUNC take their EVEX forms (k-register masks, masked vmovss) there.
+TEST(IselScalarRun, FloatSelectsMaxAndTruncInTheUpperSixteenRegistersMatchClang) {
+  SKIP_WITHOUT_C_COMPILER();
+  for (DType d : {dtypes::float32, dtypes::float64}) {
+    const int64_t n = 19, k = 24;
+    UOp in = param(1, d, n * k), out = param(0, d, n);
+    UOp r = UOp::range(n, 0);
+    std::vector<UOp> l;
+    for (int64_t j = 0; j < k; j++)
+      l.push_back(UOp::make(Ops::LOAD, d, {UOp::make(Ops::INDEX, d, {in, r * UOp::const_(dtypes::weakint, k) + UOp::const_(dtypes::weakint, j)})}));
+    UOp v = l[k - 1];
+    for (int64_t j = k - 2; j >= 0; j--) {
+      switch (j % 3) {
+        case 0: v = UOp::make(Ops::MAX, d, {l[j], v}); break;
+        case 1: v = UOp::make(Ops::WHERE, d, {UOp::make(Ops::CMPLT, dtypes::bool_, {l[j], v}), UOp::make(Ops::TRUNC, d, {l[j]}), v}); break;
+        default: v = UOp::make(Ops::WHERE, d, {UOp::make(Ops::CMPNE, dtypes::bool_, {l[j], v}), v, UOp::make(Ops::NEG, d, {l[j]})}); break;
+      }
+    }
+    UOp sink = UOp::sink({UOp::make(Ops::END, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, d, {out, r}), v}), r})});
+    std::vector<ConstValue> e = edge_values(d);
+    std::vector<Bytes> bufs{Bytes(static_cast<size_t>(n * d.itemsize())), Bytes(static_cast<size_t>(n * k * d.itemsize()))};
+    for (size_t i = 0; i < static_cast<size_t>(n * k); i++) put(bufs[1], i, d, e[(i * 7) % e.size()]);
+    expect_same_as_clang(sink, bufs, "24 live " + d.name() + " values");
+    if (!__builtin_cpu_supports("avx512f")) continue;
+    expect_same_as_clang(sink, bufs, "24 live " + d.name() + " values (avx512f)", true);
+    std::string listing = compile_x86(sink, true).listing;
+    EXPECT_NE(listing.find("xmm2"), std::string::npos) << "the upper registers are in use\n" << listing;
+    EXPECT_NE(listing.find("{k"), std::string::npos) << "masked selects\n" << listing;
+  }
 }
 
 }  // namespace
