@@ -2,7 +2,7 @@
 // both in the same run: the ratio is the optimizer's speedup. Kernels: a 1M-element float add (memory bound; clang
 // already vectorizes it) and a 256x256x256 float matmul (compute bound: upcast and unroll give the C compiler
 // independent accumulators).
-// BM_X86VsClang: the same kernels (and a sum and a softmax row) compiled by both CPU targets, the C target (clang)
+// BM_X86VsClang: the same kernels (and a sum, an exp, a softmax, a max over axis 0 and a cast to int32) compiled by both CPU targets, the C target (clang)
 // and the X86 target (compiler/x86), run alternately on one core in the same run: medians and the ratio x86 / clang
 // (the targets: memory-bound kernels <= 1.2, matmul <= 2).
 #include <benchmark/benchmark.h>
@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "compiler/cpu/cpu_target.h"
@@ -66,6 +68,8 @@ struct LoadedKernel {
 };
 LoadedKernel load_for(const Target& target, const UOp& call) {
   CompiledProgram p = compile_program(call, target);
+  // X86_VS_CLANG_SOURCE=1: each target's source (the C, the x86 listing) on stderr, to compare the two
+  if (std::getenv("X86_VS_CLANG_SOURCE")) std::fprintf(stderr, "%s\n", program_source(p.program).c_str());
   LoadedKernel k;
   k.code = LoadedObject::load(program_binary(p.program));
   k.fn = reinterpret_cast<CpuKernelFn>(k.code->symbol(program_info(p.program).name));
@@ -83,7 +87,10 @@ void BM_X86VsClang(benchmark::State& state) {
   if (which == 0) out = Tensor(random_floats(1 << 20, 1)) + Tensor(random_floats(1 << 20, 2));
   else if (which == 1) out = Tensor(random_floats(256 * 256, 3), {256, 256}).matmul(Tensor(random_floats(256 * 256, 4), {256, 256}));
   else if (which == 2) out = Tensor(random_floats(1 << 22, 5)).sum();
-  else out = Tensor(random_floats(256 * 1024, 6), {256, 1024}).exp();
+  else if (which == 3) out = Tensor(random_floats(256 * 1024, 6), {256, 1024}).exp();
+  else if (which == 4) out = Tensor(random_floats(512 * 1024, 7), {512, 1024}).softmax(-1);
+  else if (which == 5) out = Tensor(random_floats(1024 * 1024, 8), {1024, 1024}).max({0});
+  else out = Tensor(random_floats(1 << 20, 9)).cast(dtypes::int32);
   // Every kernel of the schedule (a split sum has two), each target's in order, one core.
   UOp linear = out.schedule_linear();
   std::vector<std::vector<void*>> bufs;
@@ -113,7 +120,7 @@ void BM_X86VsClang(benchmark::State& state) {
   state.counters["x86_us"] = median_us(x);
   state.counters["x86_over_clang"] = median_us(x) / median_us(c);
 }
-BENCHMARK(BM_X86VsClang)->ArgName("add1M_matmul256_sum4M_exp256K")->DenseRange(0, 3)->Iterations(21)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_X86VsClang)->ArgName("add1M_matmul256_sum4M_exp256K_softmax512x1K_max0_1Kx1K_castI32_1M")->DenseRange(0, 6)->Iterations(21)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace doorbell

@@ -34,11 +34,19 @@ struct PendingLoad {
   size_t at = 0;  // where in MachineFunction::code its vmovups goes when the reader cannot take memory
 };
 
+// A vector comparison not emitted yet (firmware-notes/x86-vector.md §4): a WHERE reading it selects with its k
+// register directly, or becomes vminps / vmaxps; any other reader gets the 0 / -1 vector made where it reads it.
+struct PendingCompare {
+  Reg a, b;     // its operands, read where the comparison was (SSA: they hold the same values at every reader)
+  size_t at = 0;  // code position of the comparison: a 0 / -1 vector made with no label since is kept for later readers
+};
+
 // The selector's state across statements (IselContext::vector_state).
 struct VectorState {
   // float vector products read by one node, not emitted yet: an ADD or a sum's update fuses them
   std::unordered_set<const UOpNode*> pending_products;
   std::unordered_map<const UOpNode*, PendingLoad> pending_loads;
+  std::unordered_map<const UOpNode*, PendingCompare> pending_compares;
 };
 
 [[noreturn]] void fail(const std::string& what, const UOp& u) {
@@ -86,6 +94,12 @@ class VectorSelector {
           return cx_.define(u, r);
         }
       }
+    if (u.op() == Ops::CMPLT || u.op() == Ops::CMPNE || u.op() == Ops::CMPEQ) {  // made where it is read
+      DType od(x0.dtype().scalar_type, d.lanes);
+      Reg p = vec(x0, od, u), q = vec(u.src(1), od, u);
+      st_->pending_compares[u.get()] = PendingCompare{p, q, cx_.mf.code.size()};
+      return;
+    }
     cx_.define(u, alu(u));
   }
 
@@ -200,6 +214,16 @@ class VectorSelector {
         if (q.at >= p.at) q.at++;
       cx_.define(x, r);
     }
+    if (auto it = st_->pending_compares.find(x.get()); it != st_->pending_compares.end()) {
+      PendingCompare c = it->second;
+      Reg r = compare(x, DType(x.src(0).dtype().scalar_type, x.dtype().lanes), c.a, c.b);
+      // made in the comparison's own block (no label since): it dominates every later reader, which keeps it
+      if (!has_label_since(c.at)) {
+        st_->pending_compares.erase(it);
+        cx_.define(x, r);
+      }
+      return r;
+    }
     if (st_->pending_products.erase(x.get())) {
       Reg a = vec(x.src(0), x.dtype(), x);
       Operand b = rm(x.src(1), x.dtype(), x);
@@ -220,6 +244,11 @@ class VectorSelector {
     return op_mem(m);
   }
   bool still_valid(const PendingLoad& p) const { return reads_same_data(p.mem, p.at, nullptr); }
+  bool has_label_since(size_t at) const {
+    for (size_t k = at; k < cx_.mf.code.size(); k++)
+      if (cx_.mf.code[k].op == Mn::LABEL) return true;
+    return false;
+  }
 
   // Whether [mem], read at code position `at`, still reads the same data at the end of the code: no store, label,
   // jump or call since, and its address registers not redefined. `also`: a register nothing since may mention.
@@ -296,6 +325,18 @@ class VectorSelector {
   // and addend another (a tied three-address form), else dst is the addend (a sum's accumulator).
   void fma_into(Reg dst, const UOp& mul, Reg addend, bool fresh) {
     st_->pending_products.erase(mul.get());  // fused here: never emitted on its own
+    for (size_t k = 0; k < 2 && fresh && !(mul.src(0) == mul.src(1)); k++) {
+      const UOp& x = mul.src(k);
+      if (x.dtype().lanes == 1 || cx_.uses(x) != 1 || pending_load(x)) continue;
+      // a * b + addend with a factor read only here: vfmadd213ps (dst = dst * src2 + src3) ties dst to that factor,
+      // whose register is free after it, where 231 would copy the addend (often a constant kept across the loop)
+      // into dst first. The product is exact before the one rounding, so its operand order does not matter.
+      Reg t = get(x);
+      Reg o = vec(mul.src(1 - k), mul.dtype(), mul);
+      Inst& i = emit(Mn::vfmadd213ps, {op_reg(dst), op_reg(t), op_reg(o), op_reg(addend)});
+      i.tied = true;
+      return;
+    }
     Reg a = vec(mul.src(0), mul.dtype(), mul);
     Operand b = rm(mul.src(1), mul.dtype(), mul);
     if (fresh) {
@@ -485,21 +526,45 @@ class VectorSelector {
     return v;
   }
 
+  // AVX-512: the comparison's lanes as a k register.
+  Reg compare_mask(const UOp& u, DType od, Reg a, Reg b) {
+    Ops op = u.op();
+    DType s = od.scalar();
+    Reg k = cx_.new_mask();
+    if (is_f32(s)) {
+      int64_t p = op == Ops::CMPLT ? kCmpLtOq : op == Ops::CMPEQ ? kCmpEqOq : kCmpNeqUq;
+      emit(Mn::vcmpps, {op_reg(k), op_reg(a), op_reg(b), op_imm(p)});
+    } else {
+      int64_t p = op == Ops::CMPLT ? kIntLt : op == Ops::CMPEQ ? kIntEq : kIntNe;
+      emit(is_u32(s) ? Mn::vpcmpud : Mn::vpcmpd, {op_reg(k), op_reg(a), op_reg(b), op_imm(p)});
+    }
+    return k;
+  }
+
+  // WHERE(a < b, a, b) and WHERE(a < b, b, a), the clamps of the exp decomposition: vminps(a, b) is a < b ? a : b and
+  // vmaxps(b, a) is b > a ? b : a, with the second source on NaN and on -0/+0 ties, as the C selects give
+  // (firmware-notes/x86-vector.md §3); vpmin/vpmax for int32 and uint32 lanes. Nullopt when the WHERE is another.
+  std::optional<Reg> min_max(const UOp& c, const UOp& w, const PendingCompare& cmp) {
+    const UOp &p = c.src(0), &q = c.src(1), &yes = w.src(1), &no = w.src(2);
+    bool min = yes == p && no == q, max = yes == q && no == p;
+    if (!(min || max) || p.dtype().lanes != w.dtype().lanes) return std::nullopt;
+    DType s = w.dtype().scalar();
+    Mn m;
+    if (is_f32(s)) m = min ? Mn::vminps : Mn::vmaxps;
+    else if (s.scalar_type == ScalarType::Int32) m = min ? Mn::vpminsd : Mn::vpmaxsd;
+    else if (is_u32(s)) m = min ? Mn::vpminud : Mn::vpmaxud;
+    else return std::nullopt;
+    Reg r = new_vec();
+    if (min) emit(m, {op_reg(r), op_reg(cmp.a), op_reg(cmp.b)});
+    else emit(m, {op_reg(r), op_reg(cmp.b), op_reg(cmp.a)});
+    return r;
+  }
+
   Reg compare(const UOp& u, DType od, Reg a, Reg b) {
     Ops op = u.op();
     DType s = od.scalar();
     bool f = is_f32(s), un = is_u32(s);
-    if (evex_) {
-      Reg k = cx_.new_mask();
-      if (f) {
-        int64_t p = op == Ops::CMPLT ? kCmpLtOq : op == Ops::CMPEQ ? kCmpEqOq : kCmpNeqUq;
-        emit(Mn::vcmpps, {op_reg(k), op_reg(a), op_reg(b), op_imm(p)});
-      } else {
-        int64_t p = op == Ops::CMPLT ? kIntLt : op == Ops::CMPEQ ? kIntEq : kIntNe;
-        emit(un ? Mn::vpcmpud : Mn::vpcmpd, {op_reg(k), op_reg(a), op_reg(b), op_imm(p)});
-      }
-      return from_mask(k);
-    }
+    if (evex_) return from_mask(compare_mask(u, od, a, b));
     Reg r = new_vec();
     if (f) {
       int64_t p = op == Ops::CMPLT ? kCmpLtOq : op == Ops::CMPEQ ? kCmpEqOq : kCmpNeqUq;
@@ -594,10 +659,6 @@ class VectorSelector {
         emit(Mn::vsqrtps, {op_reg(r), p});
         return r;
       }
-      case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: {
-        Reg p = a(0), q = a(1);
-        return compare(u, od, p, q);
-      }
       case Ops::AND: return bitwise_op(Mn::vpand, Mn::vpandd);
       case Ops::OR: return bitwise_op(Mn::vpor, Mn::vpord);
       case Ops::XOR: return bitwise_op(Mn::vpxor, Mn::vpxord);
@@ -619,6 +680,18 @@ class VectorSelector {
         const UOp& c = u.src(0);
         if (c.dtype().lanes > 1 && !c.dtype().is_bool())
           fail("a WHERE condition of " + c.dtype().name() + "; expected bool lanes", u);
+        auto pc = st_->pending_compares.find(c.get());
+        if (pc != st_->pending_compares.end() && c.op() == Ops::CMPLT && c.src(0).dtype() == d)
+          if (std::optional<Reg> r = min_max(c, u, pc->second)) return *r;
+        if (evex_ && pc != st_->pending_compares.end()) {  // the comparison's k register selects
+          PendingCompare cmp = pc->second;
+          Reg yes = vec(u.src(1), d, u), no = vec(u.src(2), d, u), r = new_vec();
+          Reg k = compare_mask(c, DType(c.src(0).dtype().scalar_type, d.lanes), cmp.a, cmp.b);
+          Inst& i = emit(Mn::vpblendmd, {op_reg(r), op_reg(no), op_reg(yes)});
+          i.masked = true;
+          i.mask = k;
+          return r;
+        }
         Reg cond = vec(c, DType(ScalarType::Bool, d.lanes), u);
         Reg yes = vec(u.src(1), d, u), no = vec(u.src(2), d, u), r = new_vec();
         if (evex_) {  // the mask's lanes as a k register select between the two

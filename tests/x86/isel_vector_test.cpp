@@ -157,17 +157,46 @@ TEST(IselVector, AProductReadTwiceIsComputedOnceAndNotFused) {
   EXPECT_EQ(count(mf, Mn::vaddps), 1);
 }
 
-TEST(IselVector, SixteenLaneComparesGiveKRegistersThenMasks) {
-  UOp k = vector_kernel(16, dtypes::float32, {dtypes::float32, dtypes::float32},
-                        [](const std::vector<UOp>& x) { return x[0].lt(x[1]).where(x[0], x[1]); });
-  MachineFunction mf = select(k, 16);
-  int k_compares = 0;
+int k_compares(const MachineFunction& mf) {
+  int n = 0;
   for (const Inst& i : mf.code)
-    if (i.op == Mn::vcmpps && i.o[0].kind == Operand::Kind::REG && i.o[0].reg.cls == RegClass::MASK) k_compares++;
-  EXPECT_EQ(k_compares, 1);
-  EXPECT_EQ(count(mf, Mn::vpmovm2d), 1) << "the compare's mask as 0 / -1 lanes";
+    if (i.op == Mn::vcmpps && i.o[0].kind == Operand::Kind::REG && i.o[0].reg.cls == RegClass::MASK) n++;
+  return n;
+}
+
+TEST(IselVector, SixteenLaneComparesReadByAWhereSelectUnderTheirKRegister) {
+  UOp k = vector_kernel(16, dtypes::float32, {dtypes::float32, dtypes::float32},
+                        [](const std::vector<UOp>& x) { return x[0].lt(x[1]).where(x[0], -x[1]); });
+  MachineFunction mf = select(k, 16);
+  EXPECT_EQ(k_compares(mf), 1);
+  EXPECT_EQ(count(mf, Mn::vpmovm2d), 0) << "no 0 / -1 vector: the WHERE reads the k register";
+  EXPECT_EQ(count(mf, Mn::vpmovd2m), 0);
   EXPECT_EQ(count(mf, Mn::vpblendmd), 1) << "WHERE selects under a k register";
   EXPECT_EQ(count(mf, Mn::vblendvps), 0) << "vblendvps has no zmm form";
+}
+
+TEST(IselVector, SixteenLaneComparesReadAsValuesGiveKRegistersThenMasks) {
+  UOp k = vector_kernel(16, dtypes::int32, {dtypes::float32, dtypes::float32},
+                        [](const std::vector<UOp>& x) { return x[0].lt(x[1]).cast(dtypes::int32); });
+  MachineFunction mf = select(k, 16);
+  EXPECT_EQ(k_compares(mf), 1);
+  EXPECT_EQ(count(mf, Mn::vpmovm2d), 1) << "the compare's mask as 0 / -1 lanes";
+}
+
+TEST(IselVector, WhereOfACompareOfItsOwnOperandsIsAMinOrAMax) {
+  for (int lanes : {8, 16}) {
+    UOp mn = vector_kernel(lanes, dtypes::float32, {dtypes::float32, dtypes::float32},
+                           [](const std::vector<UOp>& x) { return x[0].lt(x[1]).where(x[0], x[1]); });
+    UOp mx = vector_kernel(lanes, dtypes::int32, {dtypes::int32, dtypes::int32},
+                           [](const std::vector<UOp>& x) { return x[0].lt(x[1]).where(x[1], x[0]); });
+    MachineFunction a = select(mn, lanes), b = select(mx, lanes);
+    EXPECT_EQ(count(a, Mn::vminps), 1) << lanes;
+    EXPECT_EQ(count(b, Mn::vpmaxsd), 1) << lanes;
+    for (const MachineFunction* mf : {&a, &b}) {
+      EXPECT_EQ(count(*mf, Mn::vcmpps) + count(*mf, Mn::vpcmpd) + count(*mf, Mn::vpcmpgtd), 0) << "no compare left";
+      EXPECT_EQ(count(*mf, Mn::vpblendmd) + count(*mf, Mn::vblendvps), 0) << "no blend";
+    }
+  }
 }
 
 TEST(IselVector, EightLaneKernelsUseNoEvexForm) {
@@ -401,6 +430,21 @@ std::vector<Case> cases() {
       {"float cmpne", i, {f, f}, [&](X x) { return as_int(x[0].ne(x[1])); }},
       {"float cmpeq", i, {f, f}, [&](X x) { return as_int(x[0].eq(x[1])); }},
       {"float where", f, {f, f}, [](X x) { return x[0].lt(x[1]).where(x[0], x[1] * 2.0); }},
+      // the selects that are vminps / vmaxps (and vpmin / vpmax): NaN and -0/+0 lanes take the second source
+      {"float where a < b, a, b (min)", f, {f, f}, [](X x) { return x[0].lt(x[1]).where(x[0], x[1]); }},
+      {"float where a < b, b, a (max)", f, {f, f}, [](X x) { return x[0].lt(x[1]).where(x[1], x[0]); }},
+      {"float clamp by two constants", f, {f}, [](X x) {
+         UOp lo = x[0].lt(x[0].const_like(-152.0)).where(x[0].const_like(-152.0), x[0]);
+         return lo.const_like(129.0).lt(lo).where(lo.const_like(129.0), lo);
+       }},
+      {"float compare read by a WHERE and a cast", i, {f, f}, [&](X x) {
+         UOp c = x[0].ne(x[1]);
+         return c.where(x[0], x[1]).bitcast(dtypes::int32) + as_int(c);
+       }},
+      {"int32 where a < b, a, b (min)", i, {i, i}, [](X x) { return x[0].lt(x[1]).where(x[0], x[1]); }},
+      {"int32 where a < b, b, a (max)", i, {i, i}, [](X x) { return x[0].lt(x[1]).where(x[1], x[0]); }},
+      {"uint32 where a < b, a, b (min)", u, {u, u}, [](X x) { return x[0].lt(x[1]).where(x[0], x[1]); }},
+      {"uint32 where a < b, b, a (max)", u, {u, u}, [](X x) { return x[0].lt(x[1]).where(x[1], x[0]); }},
       {"float to bool to float", f, {f}, [](X x) { return x[0].cast(dtypes::bool_).cast(dtypes::float32); }},
       {"float to bool to int", i, {f}, [](X x) { return x[0].cast(dtypes::bool_).cast(dtypes::int32); }},
       {"float to int32", i, {f}, [](X x) { return x[0].cast(dtypes::int32); }, true, false},
