@@ -47,6 +47,10 @@ struct VectorState {
   std::unordered_set<const UOpNode*> pending_products;
   std::unordered_map<const UOpNode*, PendingLoad> pending_loads;
   std::unordered_map<const UOpNode*, PendingCompare> pending_compares;
+  // AVX-512: bool OR / AND of pending compares (or of such), not emitted yet: a WHERE reading one selects twice under
+  // the compares' k registers; any other reader gets the 0 / -1 vector made where it reads it. The code position as
+  // PendingCompare::at.
+  std::unordered_map<const UOpNode*, size_t> pending_logic;
 };
 
 [[noreturn]] void fail(const std::string& what, const UOp& u) {
@@ -94,6 +98,11 @@ class VectorSelector {
           return cx_.define(u, r);
         }
       }
+    if (evex_ && (u.op() == Ops::OR || u.op() == Ops::AND) && d.is_bool() && deferred_mask(x0) &&
+        deferred_mask(u.src(1))) {
+      st_->pending_logic[u.get()] = cx_.mf.code.size();
+      return;
+    }
     if (u.op() == Ops::CMPLT || u.op() == Ops::CMPNE || u.op() == Ops::CMPEQ) {  // made where it is read
       DType od(x0.dtype().scalar_type, d.lanes);
       Reg p = vec(x0, od, u), q = vec(u.src(1), od, u);
@@ -224,6 +233,15 @@ class VectorSelector {
       }
       return r;
     }
+    if (auto it = st_->pending_logic.find(x.get()); it != st_->pending_logic.end()) {
+      size_t at = it->second;
+      Reg r = alu(x);  // its operands' vectors made here, then vpord / vpandd
+      if (!has_label_since(at)) {
+        st_->pending_logic.erase(x.get());
+        cx_.define(x, r);
+      }
+      return r;
+    }
     if (st_->pending_products.erase(x.get())) {
       Reg a = vec(x.src(0), x.dtype(), x);
       Operand b = rm(x.src(1), x.dtype(), x);
@@ -244,6 +262,32 @@ class VectorSelector {
     return op_mem(m);
   }
   bool still_valid(const PendingLoad& p) const { return reads_same_data(p.mem, p.at, nullptr); }
+  bool deferred_mask(const UOp& x) const {
+    return st_->pending_compares.count(x.get()) != 0 || st_->pending_logic.count(x.get()) != 0;
+  }
+  // AVX-512: cond ? yes : no for a deferred cond, under k registers: a compare's own; c1 | c2 as
+  // c1 ? yes : (c2 ? yes : no), c1 & c2 as c1 ? (c2 ? yes : no) : no (each lane takes the same value).
+  Reg select_under(const UOp& c, Reg yes, Reg no) {
+    if (auto it = st_->pending_compares.find(c.get()); it != st_->pending_compares.end()) {
+      PendingCompare cmp = it->second;
+      Reg k = compare_mask(c, DType(c.src(0).dtype().scalar_type, c.dtype().lanes), cmp.a, cmp.b);
+      Reg r = new_vec();
+      Inst& i = emit(Mn::vpblendmd, {op_reg(r), op_reg(no), op_reg(yes)});
+      i.masked = true;
+      i.mask = k;
+      return r;
+    }
+    if (st_->pending_logic.count(c.get())) {
+      if (c.op() == Ops::OR) return select_under(c.src(0), yes, select_under(c.src(1), yes, no));
+      return select_under(c.src(0), select_under(c.src(1), yes, no), no);
+    }
+    Reg cond = get(c), k = cx_.new_mask(), r = new_vec();
+    emit(Mn::vpmovd2m, {op_reg(k), op_reg(cond)});
+    Inst& i = emit(Mn::vpblendmd, {op_reg(r), op_reg(no), op_reg(yes)});
+    i.masked = true;
+    i.mask = k;
+    return r;
+  }
   bool has_label_since(size_t at) const {
     for (size_t k = at; k < cx_.mf.code.size(); k++)
       if (cx_.mf.code[k].op == Mn::LABEL) return true;
@@ -683,14 +727,9 @@ class VectorSelector {
         auto pc = st_->pending_compares.find(c.get());
         if (pc != st_->pending_compares.end() && c.op() == Ops::CMPLT && c.src(0).dtype() == d)
           if (std::optional<Reg> r = min_max(c, u, pc->second)) return *r;
-        if (evex_ && pc != st_->pending_compares.end()) {  // the comparison's k register selects
-          PendingCompare cmp = pc->second;
-          Reg yes = vec(u.src(1), d, u), no = vec(u.src(2), d, u), r = new_vec();
-          Reg k = compare_mask(c, DType(c.src(0).dtype().scalar_type, d.lanes), cmp.a, cmp.b);
-          Inst& i = emit(Mn::vpblendmd, {op_reg(r), op_reg(no), op_reg(yes)});
-          i.masked = true;
-          i.mask = k;
-          return r;
+        if (evex_ && deferred_mask(c)) {  // the comparisons' k registers select
+          Reg yes = vec(u.src(1), d, u), no = vec(u.src(2), d, u);
+          return select_under(c, yes, no);
         }
         Reg cond = vec(c, DType(ScalarType::Bool, d.lanes), u);
         Reg yes = vec(u.src(1), d, u), no = vec(u.src(2), d, u), r = new_vec();

@@ -183,6 +183,15 @@ TEST(IselVector, SixteenLaneComparesReadAsValuesGiveKRegistersThenMasks) {
   EXPECT_EQ(count(mf, Mn::vpmovm2d), 1) << "the compare's mask as 0 / -1 lanes";
 }
 
+TEST(IselVector, SixteenLaneWhereOfAnOrOfComparesSelectsTwiceUnderKRegisters) {
+  UOp k = vector_kernel(16, dtypes::float32, {dtypes::float32, dtypes::float32},
+                        [](const std::vector<UOp>& x) { return (x[0].lt(x[1]) | x[0].ne(x[0])).where(x[1], -x[0]); });
+  MachineFunction mf = select(k, 16);
+  EXPECT_EQ(k_compares(mf), 2);
+  EXPECT_EQ(count(mf, Mn::vpblendmd), 2);
+  EXPECT_EQ(count(mf, Mn::vpmovm2d) + count(mf, Mn::vpmovd2m) + count(mf, Mn::vpord), 0) << "no 0 / -1 vectors";
+}
+
 TEST(IselVector, WhereOfACompareOfItsOwnOperandsIsAMinOrAMax) {
   for (int lanes : {8, 16}) {
     UOp mn = vector_kernel(lanes, dtypes::float32, {dtypes::float32, dtypes::float32},
@@ -440,6 +449,10 @@ std::vector<Case> cases() {
       {"float compare read by a WHERE and a cast", i, {f, f}, [&](X x) {
          UOp c = x[0].ne(x[1]);
          return c.where(x[0], x[1]).bitcast(dtypes::int32) + as_int(c);
+       }},
+      {"float where of an OR and an AND of compares", f, {f, f, f}, [](X x) {
+         UOp o = x[0].lt(x[1]) | x[2].ne(x[2]), n = x[1].eq(x[2]) & (x[0].lt(x[2]) | x[0].ne(x[0]));
+         return o.where(x[0], x[2]) + n.where(x[1], -x[2]) + (o & n).cast(dtypes::float32);
        }},
       {"int32 where a < b, a, b (min)", i, {i, i}, [](X x) { return x[0].lt(x[1]).where(x[0], x[1]); }},
       {"int32 where a < b, b, a (max)", i, {i, i}, [](X x) { return x[0].lt(x[1]).where(x[1], x[0]); }},
