@@ -181,9 +181,57 @@ void ScalarSelector::analyze() {
     } else if (u.op() == Ops::ADD && u.dtype().is_int()) {
       bool ok = !cons.empty();
       for (const auto& [c, i] : cons)
-        ok &= (c.op() == Ops::INDEX && i == 1 && indexed_buffer(c).op() == Ops::PARAM) || address_only_.count(c.get()) != 0;
+        ok &= (c.op() == Ops::INDEX && i == 1 && indexed_buffer(c).op() == Ops::PARAM) || address_only_.count(c.get()) != 0 ||
+              scaled_offsets_.count(c.get()) != 0;
       if (ok) address_only_.insert(u.get());
+    } else if (u.op() == Ops::MUL && u.dtype().is_int()) {
+      bool ok = !cons.empty();
+      for (const auto& [c, i] : cons)
+        ok &= (c.op() == Ops::INDEX && i == 1 && indexed_buffer(c).op() == Ops::PARAM) || address_only_.count(c.get()) != 0;
+      if (ok) scaled_offset(u, k);
     }
+  }
+}
+
+// An integer u = (x + c) * s or x * s (either operand order, c and s constants) as {x, c, s}.
+std::optional<ScalarSelector::RowOffset> ScalarSelector::row_offset(const UOp& u) {
+  if (u.op() != Ops::MUL || !u.dtype().is_int() || u.dtype().lanes != 1) return std::nullopt;
+  for (size_t si = 0; si < 2; si++) {
+    std::optional<ConstValue> sv = is_const(u.src(si)) ? folded(u.src(si)) : std::nullopt;
+    if (!sv || !std::holds_alternative<int64_t>(*sv)) continue;
+    const UOp& sum = u.src(1 - si);
+    __int128 scale = int_value(u.dtype(), std::get<int64_t>(*sv));
+    if (sum.op() == Ops::ADD && sum.dtype() == u.dtype())
+      for (size_t ci = 0; ci < 2; ci++) {
+        std::optional<ConstValue> cv = is_const(sum.src(ci)) ? folded(sum.src(ci)) : std::nullopt;
+        if (cv && std::holds_alternative<int64_t>(*cv))
+          return RowOffset{sum.src(1 - ci), int_value(u.dtype(), std::get<int64_t>(*cv)), scale};
+      }
+    if (!is_const(sum)) return RowOffset{sum, 0, scale};
+  }
+  return std::nullopt;
+}
+
+// u = (x + c) * s at statement k: recorded when an earlier VALUE (x + c') * s (or x * s) whose scope is still open at
+// k (no END_LOOP closes it in between) gives it a register: u's address is that register + (c - c') * s.
+void ScalarSelector::scaled_offset(const UOp& u, size_t k) {
+  std::optional<RowOffset> r = row_offset(u);
+  if (!r) return;
+  for (size_t j = 0; j < k; j++) {
+    const Statement& b = statements[j];
+    if (b.kind != StatementKind::VALUE || b.u == u) continue;
+    std::optional<RowOffset> o = row_offset(b.u);
+    if (!o || !(o->x == r->x) || o->scale != r->scale || !(b.u.dtype() == u.dtype())) continue;
+    int depth = 0;
+    bool open = true;
+    for (size_t i = j + 1; i < k && open; i++) {
+      if (statements[i].kind == StatementKind::BEGIN_LOOP) depth++;
+      if (statements[i].kind == StatementKind::END_LOOP) open = --depth >= 0;
+    }
+    __int128 add = (r->c - o->c) * r->scale;
+    if (!open || !fits_i32(add)) continue;
+    scaled_offsets_[u.get()] = ScaledOffset{b.u, add};
+    return;
   }
 }
 
@@ -261,7 +309,7 @@ void ScalarSelector::statement(const Statement& s) {
     case StatementKind::VALUE:
       if (u.dtype().lanes > 1) return select_vector_value(cx, u);
       // emitted where they are read: re-emitted compares, address sums, constants (immediates where they fit)
-      if (remat_compare(u) || address_only_.count(u.get()) || is_const(u)) return;
+      if (remat_compare(u) || address_only_.count(u.get()) || scaled_offsets_.count(u.get()) || is_const(u)) return;
       cx.define(u, value(u));
       return;
     case StatementKind::ACC_INIT:
@@ -392,6 +440,12 @@ Mem ScalarSelector::element(const UOp& index, uint16_t access_bits) {
         disp += c * size;
         return;
       }
+    }
+    if (auto so = scaled_offsets_.find(off.get()); so != scaled_offsets_.end() && depth < 8 &&
+                                                   fits_i32(disp + so->second.add * size)) {
+      disp += so->second.add * size;
+      self(self, so->second.base, depth + 1);
+      return;
     }
     bool with_const = off.op() == Ops::ADD && (is_const(off.src(0)) || is_const(off.src(1)));
     if (off.op() == Ops::ADD && off.dtype().is_int() && depth < 8 && (address_only_.count(off.get()) || with_const)) {

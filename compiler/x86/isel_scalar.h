@@ -64,6 +64,12 @@ class ScalarSelector {
   int32_t core_zero_guard();
   bool remat_compare(const UOp& u) const { return remat_compares_.count(u.get()) != 0; }
   void analyze();
+  struct RowOffset {
+    UOp x;
+    __int128 c = 0, scale = 0;
+  };
+  std::optional<RowOffset> row_offset(const UOp& u);
+  void scaled_offset(const UOp& u, size_t k);
 
   // --- isel_scalar_alu.cpp: values
  public:  // the framework and the value selector share these
@@ -120,6 +126,14 @@ class ScalarSelector {
   std::unordered_map<const UOpNode*, std::vector<std::pair<UOp, size_t>>> consumers_;  // consumer, source index
   std::unordered_set<const UOpNode*> remat_compares_;  // compares read only by gates and scalar WHEREs
   std::unordered_set<const UOpNode*> address_only_;    // integer sums read only as (parts of) INDEX offsets
+  // (x + c) * s read only as (parts of) INDEX offsets, where (x + c') * s is a value of an enclosing scope made before
+  // it: the address reads that register and (c - c') * s goes into the displacement (the rows of a matmul tile
+  // share one register instead of one each)
+  struct ScaledOffset {
+    UOp base;      // (x + c') * s
+    __int128 add;  // (c - c') * s
+  };
+  std::unordered_map<const UOpNode*, ScaledOffset> scaled_offsets_;
   std::map<std::vector<const UOpNode*>, Reg> sum_cache_;  // the index register of a set of offset terms
   std::unordered_map<const UOpNode*, std::optional<ConstValue>> folded_;
   std::unordered_map<int64_t, Reg> buffer_base_;       // PARAM slot -> base pointer register

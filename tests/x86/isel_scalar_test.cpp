@@ -1,5 +1,6 @@
 // x86 instruction selection of scalar kernels (compiler/x86/isel.h): the machine code's shape (gated loads branch
 // around the load, compares feeding only a WHERE become cmp + cmov, split loops divide with a 128-bit product, ...).
+#include <set>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -157,6 +158,26 @@ TEST(IselScalar, AConstantOffsetBecomesTheDisplacement) {
   int adds = 0;
   for (const Inst& i : mf.code) adds += i.op == Mn::add && i.o[0].reg.virt;
   EXPECT_EQ(adds, 1) << "only the loop counter's increment: the + 2 is folded\n" << listing(mf);
+}
+
+TEST(IselScalar, TheRowsOfAMatmulTileShareOneIndexRegisterWithRowStrideDisplacements) {
+  NooptScope noopt(false);  // the CPU optimizer's matmul tile reads rows (r * t + c) * 64 of a for c = 0..t-1
+  Tensor a(std::vector<float>(64 * 64, 1.0f), {64, 64}), b(std::vector<float>(64 * 64, 2.0f), {64, 64});
+  std::vector<UOp> sinks = kernel_sinks({a.matmul(b)});
+  ASSERT_EQ(sinks.size(), 1u);
+  LoweredKernel k = cpu_c_target().lower(sinks.at(0), true);
+  IselOptions o;
+  o.vector_lanes = cpu_c_target().options().vector_lanes;
+  MachineFunction mf = select_instructions("k", k, linearize(k.sink), o);
+  std::set<int32_t> disps;
+  for (const Inst& i : mf.code)
+    if (i.op == Mn::vbroadcastss && i.o[1].kind == Operand::Kind::MEM && i.o[1].mem.has_index) disps.insert(i.o[1].mem.disp);
+  std::string seen;
+  for (int32_t d : disps) seen += " " + std::to_string(d);
+  // one register for the tile's rows: row c of it at c * 64 floats (256 bytes) from row 0
+  ASSERT_GE(disps.size(), 2u) << "displacements:" << seen << "\n" << listing(mf);
+  int32_t c = 0;
+  for (int32_t d : disps) EXPECT_EQ(d, 256 * c++) << "displacements:" << seen;
 }
 
 TEST(IselScalar, SignedDivisionUsesIdivOnRaxAndTheRemainderFromRdx) {
