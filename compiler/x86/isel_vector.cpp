@@ -146,7 +146,7 @@ class VectorSelector {
         if (s.is_bool()) bitwise_into(acc, Mn::vpand, Mn::vpandd, acc, rm(x, d, reduce));
         else emit(is_f32(s) ? Mn::vmulps : Mn::vpmulld, {op_reg(acc), op_reg(acc), rm(x, d, reduce)});
         return;
-      case Ops::MAX: return max_into(acc, s, acc, vec(x, d, reduce));
+      case Ops::MAX: return max_into(acc, s, acc, vec(x, d, reduce), true);
       default: fail("a vector accumulator of op " + std::string(op_name(op)) + "; expected ADD, MUL or MAX", reduce);
     }
   }
@@ -538,14 +538,17 @@ class VectorSelector {
   // d = vector_max(a, b) (§3): NaN if either is NaN, else a < b ? b : a. vmaxps(src1, src2) gives src1 > src2 ? src1 :
   // src2, so vmaxps(b, a) is a < b ? b : a (ties and -0/+0 give a); the NaN lanes are replaced by 0x7FC00000.
   // Integers: C's a < b ? b : a on the element type (bool lanes are int32 masks there).
-  void max_into(Reg d, DType s, Reg a, Reg b) {
+  // `a_is_acc`: a is a vector MAX accumulator, which starts at -inf and is only ever written here, so its only NaN
+  // is 0x7FC00000 itself: vmaxps(b, a) keeps it (src2 on NaN) and only b's NaN lanes need replacing. The compare then
+  // reads b alone (a spilled accumulator is read once per update, and the compare does not wait for it).
+  void max_into(Reg d, DType s, Reg a, Reg b, bool a_is_acc = false) {
     if (!is_f32(s)) {
       emit(is_u32(s) ? Mn::vpmaxud : Mn::vpmaxsd, {op_reg(d), op_reg(a), op_reg(b)});
       return;
     }
     if (evex_) {
       Reg k = cx_.new_mask();
-      emit(Mn::vcmpps, {op_reg(k), op_reg(a), op_reg(b), op_imm(kCmpUnordQ)});
+      emit(Mn::vcmpps, {op_reg(k), op_reg(a_is_acc ? b : a), op_reg(b), op_imm(kCmpUnordQ)});
       Reg m = new_vec();
       emit(Mn::vmaxps, {op_reg(m), op_reg(b), op_reg(a)});
       Inst& i = emit(Mn::vblendmps, {op_reg(d), op_reg(m), op_mem(splat(kNanBits))});
@@ -554,7 +557,7 @@ class VectorSelector {
       return;
     }
     Reg un = new_vec(), m = new_vec();
-    emit(Mn::vcmpps, {op_reg(un), op_reg(a), op_reg(b), op_imm(kCmpUnordQ)});
+    emit(Mn::vcmpps, {op_reg(un), op_reg(a_is_acc ? b : a), op_reg(b), op_imm(kCmpUnordQ)});
     emit(Mn::vmaxps, {op_reg(m), op_reg(b), op_reg(a)});
     Reg nan = splat_reg(kNanBits);
     emit(Mn::vblendvps, {op_reg(d), op_reg(m), op_reg(nan), op_reg(un)});
