@@ -45,7 +45,7 @@ endfunction()
 
 # doorbell_discover_gtest(TARGET <target> LABELS <labels...> [TEST_PREFIX <prefix>] [ENVIRONMENT <VAR=value>])
 # Registers the cases of an existing GoogleTest executable as ctest tests, named <prefix><Suite.Case>, with the given
-# labels and environment. Call it again with another prefix to run the same binary's cases in a second configuration
+# labels and environment (plus DOORBELL_X86_FALLBACK=0 unless it names that variable). Call it again with another prefix to run the same binary's cases in a second configuration
 # (e.g. TEST_PREFIX noopt. ENVIRONMENT NOOPT=1): the binary is built once and discovered twice.
 function(doorbell_discover_gtest)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "TARGET;TEST_PREFIX" "LABELS;ENVIRONMENT")
@@ -74,10 +74,16 @@ function(doorbell_discover_gtest)
     ${prefix_args}
     TEST_LIST ${list_id}_TESTS
     DISCOVERY_TIMEOUT 60)
+  # Every CPU kernel a test compiles is the x86 backend's own (DOORBELL_X86_FALLBACK=0, compiler/x86/x86_target.h):
+  # a kernel it refused would fail the test instead of going to clang unseen. A registration may say otherwise.
+  set(environment ${arg_ENVIRONMENT})
+  if(NOT "${environment}" MATCHES "DOORBELL_X86_FALLBACK=")
+    list(APPEND environment DOORBELL_X86_FALLBACK=0)
+  endif()
   set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${list_id}_labels.cmake")
   file(WRITE "${labels_file}"
     "if(${list_id}_TESTS)\n"
-    "  set_tests_properties(\${${list_id}_TESTS} PROPERTIES LABELS \"${arg_LABELS}\" ENVIRONMENT \"${arg_ENVIRONMENT}\")\n"
+    "  set_tests_properties(\${${list_id}_TESTS} PROPERTIES LABELS \"${arg_LABELS}\" ENVIRONMENT \"${environment}\")\n"
     "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
 endfunction()

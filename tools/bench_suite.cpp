@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "frontend/tensor.h"
+#include "hcq/backend.h"
 #include "hcq/compile_linear.h"
 #include "hcq/cpu/cpu_device.h"
 #include "hcq/devices.h"
@@ -395,7 +396,7 @@ double median_of(std::vector<double> v) {
   return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
 }
 
-CaseResult measure_case(BenchCase& c, int repeats, BenchCase* x86) {
+CaseResult measure_case(BenchCase& c, int repeats, BenchCase* twin) {
   CaseResult r;
   r.info = c.info();
   r.kernels = c.kernel_count();
@@ -408,24 +409,23 @@ CaseResult measure_case(BenchCase& c, int repeats, BenchCase* x86) {
   const bool interleave = r.floor_available && r.info.floor_name.rfind("sgemm", 0) != 0;
   for (int i = 0; i < repeats; i++) {
     r.doorbell_samples.push_back(c.run_doorbell());
-    if (x86 != nullptr) r.x86_samples.push_back(x86->run_doorbell());
+    if (twin != nullptr) r.twin_samples.push_back(twin->run_doorbell());
     if (!interleave) continue;
     std::this_thread::sleep_for(std::chrono::microseconds(300));
     r.floor_samples.push_back(static_cast<double>(c.run_floor()));
     std::this_thread::sleep_for(std::chrono::microseconds(300));
   }
   r.check = c.check();
-  if (x86 != nullptr) {
-    r.x86_check = x86->check();
-    r.x86_ns = median_of(r.x86_samples);
-    r.x86_available = true;
+  if (twin != nullptr) {
+    r.twin_check = twin->check();
+    r.twin_ns = median_of(r.twin_samples);
+    r.twin_available = true;
   }
   if (r.floor_available && !interleave)
     for (int i = 0; i < repeats; i++) r.floor_samples.push_back(static_cast<double>(c.run_floor()));
   r.doorbell_ns = median_of(r.doorbell_samples);
   r.floor_ns = median_of(r.floor_samples);
   r.ratio = r.floor_ns > 0 ? r.doorbell_ns / r.floor_ns : 0;
-  r.x86_over_clang = x86 != nullptr && r.doorbell_ns > 0 ? r.x86_ns / r.doorbell_ns : 0;
   // work per ns = G-units per second
   r.throughput = r.doorbell_ns > 0 ? r.info.work / r.doorbell_ns : 0;
   r.floor_throughput = r.floor_ns > 0 ? r.info.work / r.floor_ns : 0;
@@ -513,11 +513,11 @@ std::string cpu_model_name() {
 
 namespace {
 
-// The case again with the default device CPU:X86: the same program, its kernels compiled by the x86 backend. Null,
-// with the reason in `note`, when the backend refused a kernel.
-std::unique_ptr<BenchCase> make_x86(const CaseSpec& spec, Floors& floors, std::string& note) {
+// The case again on device `twin`: the same program, its kernels compiled by the CPU's other target. Null, with the
+// reason in `note`, when a target refused a kernel.
+std::unique_ptr<BenchCase> make_twin(const CaseSpec& spec, Floors& floors, const std::string& twin, std::string& note) {
   const std::string previous = default_device_name();
-  set_default_device_name("CPU:X86");
+  set_default_device_name(twin);
   std::unique_ptr<BenchCase> c;
   try {
     c = spec.make(floors);
@@ -531,8 +531,8 @@ std::unique_ptr<BenchCase> make_x86(const CaseSpec& spec, Floors& floors, std::s
 }  // namespace
 
 SuiteResult run_suite(const SuiteOptions& options) {
-  if (!options.latency_only && default_device_name() != "CPU")
-    throw std::runtime_error("bench: compares the CPU device with CPU floors; expected DEV unset or CPU, got " +
+  if (!options.latency_only && parse_device_name(default_device_name()).prefix != "CPU")
+    throw std::runtime_error("bench: compares the CPU device with CPU floors; expected DEV unset, CPU, CPU:X86 or CPU:CLANG, got " +
                              default_device_name());
   auto t0 = std::chrono::steady_clock::now();
   SuiteResult result;
@@ -557,25 +557,34 @@ SuiteResult run_suite(const SuiteOptions& options) {
   Floors floors;
   result.threads = floors.threads();
   Tensor::manual_seed(1234);
+  // The twin of each case: the CPU's other target (the default compiles with X86, CPU:CLANG with clang).
+  const bool default_is_x86 = device(default_device_name()).target().options().renderer == "X86";
+  const std::string twin_name = default_is_x86 ? "CPU:CLANG" : "CPU:X86";
   for (const CaseSpec& spec : bench_cases()) {
     if (!options.full && !spec.in_short) continue;
     std::unique_ptr<BenchCase> c = spec.make(floors);
-    std::string x86_note;
-    std::unique_ptr<BenchCase> x86 = options.x86 ? make_x86(spec, floors, x86_note) : nullptr;
-    result.cases.push_back(measure_case(*c, result.repeats, x86.get()));
-    result.cases.back().x86_note = x86_note;
-    c.reset(), x86.reset();
+    std::string twin_note;
+    std::unique_ptr<BenchCase> twin = options.compare_cpu_targets ? make_twin(spec, floors, twin_name, twin_note) : nullptr;
+    result.cases.push_back(measure_case(*c, result.repeats, twin.get()));
+    c.reset(), twin.reset();
+    {
+      CaseResult& r = result.cases.back();
+      r.twin = options.compare_cpu_targets ? twin_name : "";
+      r.twin_note = twin_note;
+      const double x86_ns = default_is_x86 ? r.doorbell_ns : r.twin_ns, clang_ns = default_is_x86 ? r.twin_ns : r.doorbell_ns;
+      r.x86_over_clang = r.twin_available && clang_ns > 0 ? x86_ns / clang_ns : 0;
+    }
     if (options.progress) {
       const CaseResult& r = result.cases.back();
       std::fprintf(options.progress, "bench: %-26s done (%s, ratio %.1f)\n", spec.name.c_str(), r.check.ok ? "ok" : "MISMATCH",
                    r.ratio);
       std::fflush(options.progress);
     }
-    if (options.x86) {
+    if (options.compare_cpu_targets) {
       const CaseResult& r = result.cases.back();
-      if (options.progress && r.x86_available) {
-        std::fprintf(options.progress, "bench: x86 %-22s done (%s, ratio %.2f)\n", spec.name.c_str(),
-                     r.x86_check.ok ? "ok" : "MISMATCH", r.x86_over_clang);
+      if (options.progress && r.twin_available) {
+        std::fprintf(options.progress, "bench: %s %-16s done (%s, ratio %.2f)\n", twin_name.c_str(), spec.name.c_str(),
+                     r.twin_check.ok ? "ok" : "MISMATCH", r.x86_over_clang);
         std::fflush(options.progress);
       }
     }
@@ -609,24 +618,26 @@ void print_suite_table(const SuiteResult& result, std::FILE* out) {
                  format("%d samples", l.samples).c_str(), "");
   }
   print_latency_table(result.latency_section, out);
-  bool any_x86 = false;
-  for (const CaseResult& r : result.cases) any_x86 |= r.x86_available || !r.x86_note.empty();
-  if (any_x86) {
-    std::fprintf(out, "x86 backend vs clang (CPU:X86 vs CPU:C, the same cases), median of %d runs, kernel-only times\n",
+  bool any_twin = false;
+  for (const CaseResult& r : result.cases) any_twin |= !r.twin.empty();
+  if (any_twin) {
+    std::fprintf(out, "x86 backend vs clang (CPU:X86 vs CPU:CLANG, the same cases, runs alternated), median of %d runs, kernel-only times\n",
                  result.repeats);
     for (const CaseResult& r : result.cases) {
       std::string name = r.info.name + " " + r.info.sizes;
-      if (!r.x86_available) {
-        std::fprintf(out, "x86 %-34s %10s  refused: %s\n", name.c_str(), human_ns(r.doorbell_ns).c_str(), r.x86_note.c_str());
+      if (!r.twin_available) {
+        std::fprintf(out, "x86 %-34s %s refused: %s\n", name.c_str(), r.twin.c_str(), r.twin_note.c_str());
         continue;
       }
-      std::fprintf(out, "x86 %-34s %10s  x86 %10s %7s  %s\n", name.c_str(), human_ns(r.doorbell_ns).c_str(),
-                   human_ns(r.x86_ns).c_str(), format("%.2fx", r.x86_over_clang).c_str(), r.x86_check.ok ? "ok" : "MISMATCH");
+      const bool twin_is_clang = r.twin == "CPU:CLANG";
+      const double x86_ns = twin_is_clang ? r.doorbell_ns : r.twin_ns, clang_ns = twin_is_clang ? r.twin_ns : r.doorbell_ns;
+      std::fprintf(out, "x86 %-34s clang %10s  x86 %10s %7s  %s\n", name.c_str(), human_ns(clang_ns).c_str(),
+                   human_ns(x86_ns).c_str(), format("%.2fx", r.x86_over_clang).c_str(), r.twin_check.ok ? "ok" : "MISMATCH");
     }
   }
   for (const CaseResult& r : result.cases) {
-    if (r.x86_available && !r.x86_check.ok)
-      std::fprintf(out, "MISMATCH x86 %s %s: %s\n", r.info.name.c_str(), r.info.sizes.c_str(), r.x86_check.detail.c_str());
+    if (r.twin_available && !r.twin_check.ok)
+      std::fprintf(out, "MISMATCH %s %s %s: %s\n", r.twin.c_str(), r.info.name.c_str(), r.info.sizes.c_str(), r.twin_check.detail.c_str());
     if (!r.check.ok)
       std::fprintf(out, "MISMATCH %s %s: %s\n", r.info.name.c_str(), r.info.sizes.c_str(), r.check.detail.c_str());
     if (!r.floor_available)
@@ -670,11 +681,11 @@ void write_suite_json(const SuiteResult& result, const std::string& path) {
       << ", \"throughput\": " << json_figure(r.throughput) << ", \"floor_throughput\": " << json_figure(r.floor_throughput)
       << ", \"unit\": " << json_quote(r.info.flops_unit ? "GFLOP/s" : "GB/s")
       << ", \"check\": " << json_quote(r.check.ok ? "ok" : "MISMATCH") << ", \"check_detail\": " << json_quote(r.check.detail)
-      << ", \"x86_available\": " << (r.x86_available ? "true" : "false") << ", \"x86_note\": " << json_quote(r.x86_note)
-      << ", \"x86_ns\": " << json_figure(r.x86_ns) << ", \"x86_samples_ns\": " << json_array(r.x86_samples)
-      << ", \"x86_over_clang\": " << json_figure(r.x86_over_clang)
-      << ", \"x86_check\": " << json_quote(!r.x86_available ? "" : r.x86_check.ok ? "ok" : "MISMATCH")
-      << ", \"x86_check_detail\": " << json_quote(r.x86_check.detail)
+      << ", \"twin\": " << json_quote(r.twin) << ", \"twin_available\": " << (r.twin_available ? "true" : "false")
+      << ", \"twin_note\": " << json_quote(r.twin_note) << ", \"twin_ns\": " << json_figure(r.twin_ns)
+      << ", \"twin_samples_ns\": " << json_array(r.twin_samples) << ", \"x86_over_clang\": " << json_figure(r.x86_over_clang)
+      << ", \"twin_check\": " << json_quote(!r.twin_available ? "" : r.twin_check.ok ? "ok" : "MISMATCH")
+      << ", \"twin_check_detail\": " << json_quote(r.twin_check.detail)
       << "}" << (i + 1 < result.cases.size() ? "," : "") << "\n";
   }
   j << "  ],\n  \"dispatch\": [\n";

@@ -77,23 +77,25 @@ struct CaseResult {
   std::string floor_note;  // why the floor is unavailable
   CheckResult check;
   size_t kernels = 0;
-  // The same case with its kernels compiled by the x86 backend (CPU:X86, compiler/x86), measured right after the
-  // C target's runs: its medians, the ratio x86 / clang (doorbell_ns), its own answer check. x86_note says why it
-  // did not run (a kernel the backend refused) when x86_available is false.
-  bool x86_available = false;
-  std::string x86_note;
-  std::vector<double> x86_samples;  // ns, kernel-only
-  double x86_ns = 0, x86_over_clang = 0;
-  CheckResult x86_check;
+  // The same case on the CPU's other target (`twin`: CPU:CLANG when the device compiles with the x86 backend, the
+  // default; CPU:X86 when DEV=CPU:CLANG), its runs alternated with the device's: its medians, its own answer check,
+  // and x86_over_clang, the x86 backend's kernel-only time over clang's. twin_note says why it did not run (a kernel
+  // a target refused) when twin_available is false.
+  std::string twin;
+  bool twin_available = false;
+  std::string twin_note;
+  std::vector<double> twin_samples;  // ns, kernel-only
+  double twin_ns = 0, x86_over_clang = 0;
+  CheckResult twin_check;
 };
 
 // Median of ns samples (0 for none).
 double median_of(std::vector<double> v);
 
 // Runs doorbell `repeats` times, then the floor `repeats` times (after the warm-up runs the case's preparation did),
-// and checks the answer. `x86`, when given, is the same case on CPU:X86: its runs alternate with c's (so both sides
-// of the x86 / clang ratio see the same drift of a shared machine) and its answer is checked too.
-CaseResult measure_case(BenchCase& c, int repeats, BenchCase* x86 = nullptr);
+// and checks the answer. `twin`, when given, is the same case on the CPU's other target: its runs alternate with c's
+// (so both sides of the x86 / clang ratio see the same drift of a shared machine) and its answer is checked too.
+CaseResult measure_case(BenchCase& c, int repeats, BenchCase* twin = nullptr);
 
 struct LatencyResult {
   std::string name;
@@ -116,8 +118,8 @@ struct SuiteOptions {
   // `progress` are this suite's.
   bool latency_only = false;
   LatencyOptions latency;
-  // Each case also on CPU:X86 (the x86 backend against clang, kernel-only, in the same run).
-  bool x86 = true;
+  // Each case also on the CPU's other target (the x86 backend against clang, kernel-only, in the same run).
+  bool compare_cpu_targets = true;
 };
 
 struct SuiteResult {

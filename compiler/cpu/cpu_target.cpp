@@ -11,7 +11,7 @@ namespace {
 class CpuCTarget final : public Target {
  public:
   CpuCTarget() {
-    options_.renderer = "C";
+    options_.renderer = "CLANG";
     options_.vector_lanes = cpu_vector_lanes();
     options_.threads = true;
     options_.late = c_lowering_options();

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string_view>
 
@@ -80,49 +81,61 @@ class CpuX86Target final : public Target {
 constexpr std::string_view kListingStart = ".intel_syntax";
 std::atomic<uint64_t> g_fallbacks{0};
 
-class CpuX86FallbackTarget final : public Target {
+class FallbackTarget final : public Target {
  public:
-  CpuX86FallbackTarget(const Target& x86, const Target& c) : x86_(x86), c_(c) {
-    name_ = x86.name() + ", else " + c.name();
-    cache_key_ = "X86+C|" + x86.cache_key() + "|" + c.cache_key();
+  FallbackTarget(const Target& first, const Target& second) : first_(first), second_(second) {
+    name_ = first.name() + ", else " + second.name();
+    cache_key_ = "FALLBACK|" + first.cache_key() + "|" + second.cache_key();
   }
   const std::string& name() const override { return name_; }
   const std::string& cache_key() const override { return cache_key_; }
-  // The two targets lower alike (the same CPU pipeline and lowering options): checked in the constructor's caller.
-  const LoweringOptions& options() const override { return x86_.options(); }
-  LoweredKernel lower(const UOp& sink, bool optimize) const override { return x86_.lower(sink, optimize); }
+  // Both lower alike (make_fallback_target checks): the kernel is lowered once, then rendered by either.
+  const LoweringOptions& options() const override { return first_.options(); }
+  LoweredKernel lower(const UOp& sink, bool optimize) const override { return first_.lower(sink, optimize); }
 
   std::string render(const std::string& name, const LoweredKernel& kernel, const std::vector<Statement>& statements) const override {
     try {
-      return x86_.render(name, kernel, statements);
+      return first_.render(name, kernel, statements);
     } catch (const std::invalid_argument& e) {
       g_fallbacks.fetch_add(1, std::memory_order_relaxed);
-      if (debug_level() >= 2) std::fprintf(stderr, "x86: %s compiled by clang: %s\n", name.c_str(), e.what());
-      return c_.render(name, kernel, statements);
+      if (debug_level() >= 2) std::fprintf(stderr, "fallback: %s compiled by %s: %s\n", name.c_str(), second_.name().c_str(), e.what());
+      return second_.render(name, kernel, statements);
     }
   }
   CompiledBinary compile(const std::string& source, const std::string& name) const override {
-    return std::string_view(source).substr(0, kListingStart.size()) == kListingStart ? x86_.compile(source, name)
-                                                                                      : c_.compile(source, name);
+    const bool listing = std::string_view(source).substr(0, kListingStart.size()) == kListingStart;
+    return listing ? first_.compile(source, name) : second_.compile(source, name);
   }
 
  private:
-  const Target& x86_;
-  const Target& c_;
+  const Target& first_;
+  const Target& second_;
   std::string name_, cache_key_;
 };
 
 }  // namespace
 
+bool x86_fallback_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("DOORBELL_X86_FALLBACK");
+    if (v == nullptr || *v == '\0' || std::string_view(v) == "1") return true;
+    if (std::string_view(v) == "0") return false;
+    throw std::invalid_argument(std::string("DOORBELL_X86_FALLBACK: '") + v + "'; expected 0 (the x86 target alone) or 1 (clang for kernels it refuses)");
+  }();
+  return on;
+}
+
 uint64_t x86_fallback_count() { return g_fallbacks.load(std::memory_order_relaxed); }
 
+std::unique_ptr<Target> make_fallback_target(const Target& first, const Target& second) {
+  if (first.options().vector_lanes != second.options().vector_lanes || first.options().threads != second.options().threads)
+    throw std::invalid_argument("fallback target: " + first.name() + " and " + second.name() +
+                                " lower differently (vector lanes or threads); expected one CPU pipeline");
+  return std::make_unique<FallbackTarget>(first, second);
+}
+
 const Target& cpu_x86_with_clang_fallback_target() {
-  static const CpuX86FallbackTarget* t = [] {
-    const Target &x86 = cpu_x86_target(), &c = cpu_c_target();
-    if (x86.options().vector_lanes != c.options().vector_lanes)
-      throw std::logic_error("x86 fallback: the X86 and C targets lower differently (vector lanes)");
-    return new CpuX86FallbackTarget(x86, c);
-  }();
+  static const Target* t = make_fallback_target(cpu_x86_target(), cpu_c_target()).release();  // never destroyed
   return *t;
 }
 

@@ -172,17 +172,18 @@ TEST(BackendRegistry, DeviceNamesParseInOnePlaceWithErrorsNamingTheTextAndTheExp
   EXPECT_EQ(n.renderer, "PTX") << "the NV backend's default renderer";
   EXPECT_EQ(n.canonical(), "NV:1");
   EXPECT_EQ(parse_device_name("CPU").canonical(), "CPU");
-  EXPECT_EQ(parse_device_name("CPU:C").canonical(), "CPU");
+  EXPECT_EQ(parse_device_name("CPU:X86").canonical(), "CPU") << "X86 is the CPU's default renderer";
+  EXPECT_EQ(parse_device_name("cpu:clang").canonical(), "CPU:CLANG");
   EXPECT_EQ(parse_device_name("REF").renderer, "");
 
   std::string e = error_of([] { parse_device_name("CPU:LLVM"); });
-  EXPECT_NE(e.find("device 'CPU:LLVM': the CPU backend has no renderer LLVM; expected one of C"), std::string::npos) << e;
+  EXPECT_NE(e.find("device 'CPU:LLVM': the CPU backend has no renderer LLVM; expected one of X86, CLANG"), std::string::npos) << e;
   e = error_of([] { parse_device_name("XPU"); });
   EXPECT_NE(e.find("device 'XPU': no backend named XPU"), std::string::npos) << e;
   EXPECT_NE(e.find("CPU"), std::string::npos) << "lists the backends there are: " << e;
   EXPECT_NE(e.find("TOY"), std::string::npos) << e;
-  e = error_of([] { parse_device_name("CPU:C:1"); });
-  EXPECT_NE(e.find("'C' is neither an index nor a renderer"), std::string::npos) << e;
+  e = error_of([] { parse_device_name("CPU:CLANG:1"); });
+  EXPECT_NE(e.find("'CLANG' is neither an index nor a renderer"), std::string::npos) << e;
   e = error_of([] { parse_device_name(""); });
   EXPECT_NE(e.find("not a device name"), std::string::npos) << e;
   e = error_of([] { parse_device_name("NV:1:2"); });
