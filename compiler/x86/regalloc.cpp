@@ -245,9 +245,11 @@ class Allocator {
           break;
         }
       if (placed) continue;
-      // Spill the cheapest: a rematerializable value first, then the one ending furthest; ties keep what is placed.
+      // Spill the cheapest: a rematerializable value first, then the smallest spill weight (a value read in a loop
+      // keeps its register before one read once outside it), then the one ending furthest; ties keep what is placed.
       auto cheaper = [&](const IntervalAssignment& x, const IntervalAssignment& y) {
         if (x.interval.remat != y.interval.remat) return x.interval.remat;
+        if (x.interval.spill_weight != y.interval.spill_weight) return x.interval.spill_weight < y.interval.spill_weight;
         return x.interval.end > y.interval.end;
       };
       size_t victim = k;

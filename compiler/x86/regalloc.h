@@ -4,6 +4,8 @@
 //    label, used at or after it before the loop's backward jump) is extended to the loop's end, so loop-carried
 //    values (accumulators) and loop invariants survive every iteration;
 //  - GPR, VEC and MASK values are allocated separately, each from its own allocatable set (AllocationOptions);
+//  - when no register is free, the value with the smallest LiveInterval::spill_weight among the current one and those
+//    holding a register it may take is spilled (a rematerializable constant first);
 //  - a value that finds no register is spilled to a stack slot (64 bytes for a zmm, else 8, 16 or 32): reloaded into a
 //    scratch register before each use and stored after each definition; a `remat` value (a constant) is
 //    re-executed before each use instead of spilled;
@@ -55,6 +57,11 @@ struct LiveInterval {
   bool remat = false;          // defined exactly once, by a `remat` instruction
   bool crosses_call = false;   // start < a CALL_EXTERN < end: the call's caller-saved registers cannot hold it
   bool low16 = false;          // a VEC value some instruction with only a VEX form names: registers 0-15 only
+  // What keeping it in memory would cost per instruction of its interval: each instruction reading it (a reload) and
+  // each writing it (a store) counts 10^(loops around that instruction), divided by end - start + 1. Under pressure
+  // the allocator spills the active value with the smallest weight, so a loop invariant read every iteration keeps
+  // its register while a value used once outside loops goes to memory.
+  double spill_weight = 0;
 };
 
 // The live intervals of mf's virtual registers (before allocation), ordered by start, then class, then number.

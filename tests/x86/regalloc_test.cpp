@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/x86/x86_encoder.h"
 #include "tests/common/error_of.h"
 #include "tests/x86/mf_builder.h"
 #include "tests/x86/regalloc_checks.h"
@@ -125,10 +126,12 @@ TEST(RegallocPressure, FortyLiveVectorValuesWithSixteenAndThirtyTwoRegisters) {
 // Exact numbers for a small function, derived by hand with max_gpr = 2 (rsi, rdi):
 //   0 bufs = [arg 0]      1 out = [bufs]      2 in = [bufs + 8]   3 a = [in]   4 b = [in + 8]   5 c = [in + 16]
 //   6 s = a + b (tied)    7 s = s + c (tied)  8 [out] = s         9 ret
-// Intervals: bufs [0,2] out [1,8] in [2,5] a [3,6] b [4,6] c [5,7] s [6,8]. bufs -> rsi, out -> rdi; in takes
-// rsi (bufs ends where in starts); at a both are busy: out ends furthest -> spilled, a takes rdi; at b: a and b both
-// end at 6, in at 5, so b itself is spilled; c takes rsi (in ended at 5); s takes rdi (a ended at 6), so s = a + b
-// needs no move. Spilled 2 (out, b), each stored once and reloaded once.
+// Intervals: bufs [0,2] out [1,8] in [2,5] a [3,6] b [4,6] c [5,7] s [6,8]; spill weights (reads + writes over
+// length, no loops): bufs 3/3, out 2/8, in 4/4, a 2/4, b 2/3, c 2/3. bufs -> rsi, out -> rdi; in takes rsi (bufs
+// ends where in starts); at a both are busy: out weighs least (0.25) -> spilled, a takes rdi; at b: a (0.5) weighs
+// less than in (1) and b (0.67) -> a is spilled, b takes rdi; c takes rsi (in ended at 5); s takes rdi (b ended at
+// 6), and s = a + b, with b in s's register, swaps to s = b + a: no move. Spilled 2 (out, a), each stored once and
+// reloaded once.
 TEST(RegallocStats, ExactCountsOfASmallSpill) {
   Fn f;
   Reg a = f.g(), b = f.g(), c = f.g(), s = f.g();
@@ -150,10 +153,10 @@ TEST(RegallocStats, ExactCountsOfASmallSpill) {
   EXPECT_EQ(r.stats.remats, 0u);
   EXPECT_EQ(r.stats.moves, 0u);
   EXPECT_EQ(assignment_of(r.stats, f.out).where, Where::SPILL);
-  EXPECT_EQ(assignment_of(r.stats, b).where, Where::SPILL);
+  EXPECT_EQ(assignment_of(r.stats, a).where, Where::SPILL);
   EXPECT_EQ(assignment_of(r.stats, f.bufs).reg, static_cast<uint32_t>(RSI));
   EXPECT_EQ(assignment_of(r.stats, f.in).reg, static_cast<uint32_t>(RSI));
-  EXPECT_EQ(assignment_of(r.stats, a).reg, static_cast<uint32_t>(RDI));
+  EXPECT_EQ(assignment_of(r.stats, b).reg, static_cast<uint32_t>(RDI));
   EXPECT_EQ(assignment_of(r.stats, c).reg, static_cast<uint32_t>(RSI));
   EXPECT_EQ(assignment_of(r.stats, s).reg, static_cast<uint32_t>(RDI));
   // Frame: 40 bytes of ARG slots and saved rsp, two 8-byte spill slots: 56, rounded up to 64.
@@ -302,6 +305,60 @@ TEST(RegallocLoops, AccumulatorAndInvariantsSurviveEveryIteration) {
         }
     }
   }
+}
+
+// True when some instruction of the allocated code between the loop's label and its backward jump accesses the
+// frame (a reload, a spill store): [rsp + offset].
+bool frame_access_in_loop(const MachineFunction& mf) {
+  int32_t head = -1;
+  for (int32_t p = 0; p < static_cast<int32_t>(mf.code.size()); p++) {
+    const Inst& inst = mf.code[p];
+    if (inst.op == Mn::LABEL && head < 0) head = p;
+    if (inst.op == Mn::jl) return false;
+    if (head < 0) continue;
+    for (int k = 0; k < inst.n; k++)
+      if (inst.o[k].kind == Operand::Kind::MEM && inst.o[k].mem.has_base && inst.o[k].mem.base.num == RSP) return true;
+  }
+  return false;
+}
+
+// once is loaded before the loop and read once after it; inv is read three times in every iteration and once after
+// the loop, last. With 3 registers for out, once, inv, acc and i, the two read only outside the loop (out, once) go
+// to memory and the loop runs without a reload: spill weights count a read in a loop 10 times one outside (the old
+// "spill what ends furthest" spilled inv, which ends last, and reloaded it three times per iteration).
+TEST(RegallocSpillWeights, LoopInvariantKeepsItsRegisterValueUsedOnceOutsideIsSpilled) {
+  Fn f;
+  Reg once = f.g(), inv = f.g(), acc = f.g(), i = f.g();
+  f.e(Mn::mov, {R(once), M(f.in, 0, 64)});
+  f.e(Mn::mov, {R(inv), M(f.in, 8, 64)});
+  f.e(Mn::mov, {R(acc), I(0)});
+  f.e(Mn::mov, {R(i), I(0)});
+  int32_t top = f.label();
+  f.place(top);
+  for (int k = 0; k < 3; k++) f.tied(Mn::add, {R(acc), R(acc), R(inv)});
+  f.tied(Mn::add, {R(i), R(i), I(1)});
+  f.e(Mn::cmp, {R(i), I(10)});
+  f.jump(Mn::jl, top);
+  f.e(Mn::mov, {M(f.out, 0, 64), R(acc)});
+  f.e(Mn::mov, {M(f.out, 8, 64), R(once)});
+  f.e(Mn::mov, {M(f.out, 16, 64), R(inv)});
+  f.e(Mn::ret, {});
+  AllocationOptions options;
+  options.max_gpr = 3;
+  Allocated r = allocate_and_run(f.mf, {Bytes(24), int64s({77, 5})}, options);
+  EXPECT_EQ(int64_at(r.after[0], 0), 150);  // 10 iterations of 3 * 5
+  EXPECT_EQ(int64_at(r.after[0], 1), 77);
+  EXPECT_EQ(assignment_of(r.stats, inv).where, Where::REG);
+  EXPECT_EQ(assignment_of(r.stats, acc).where, Where::REG);
+  EXPECT_EQ(assignment_of(r.stats, i).where, Where::REG);
+  EXPECT_EQ(assignment_of(r.stats, once).where, Where::SPILL);
+  EXPECT_EQ(assignment_of(r.stats, f.out).where, Where::SPILL);
+  EXPECT_FALSE(frame_access_in_loop(r.mf)) << print_listing(r.mf);
+  EXPECT_EQ(int64_at(r.after[0], 2), 5);
+  // Weights: inv is written once and read once outside the loop (2) and read 3 times at depth 1 (30), over its
+  // interval.
+  for (const LiveInterval& iv : live_intervals(f.mf))
+    if (iv.cls == RegClass::GPR && iv.vreg == inv.num) { EXPECT_DOUBLE_EQ(iv.spill_weight, 32.0 / (iv.end - iv.start + 1)); }
 }
 
 // acc += i * j + inv (+ inv2 + inv3) for i < 4, j < 5.
