@@ -48,6 +48,24 @@ bool commutative(Mn op) {
   }
 }
 
+// A register-to-register copy: mov (GPR), vmovaps/vmovups/vmovdqa/vmovdqu/vmovdqa32/vmovdqu32 (VEC), kmovw
+// (MASK), unmasked, both operands registers of one class and width.
+bool is_copy(const Inst& inst) {
+  using enum Mn;
+  if (inst.tied || inst.masked || inst.n != 2 || inst.o[0].kind != Operand::Kind::REG ||
+      inst.o[1].kind != Operand::Kind::REG)
+    return false;
+  const Reg& d = inst.o[0].reg;
+  const Reg& s = inst.o[1].reg;
+  if (d.cls != s.cls || d.bits != s.bits) return false;
+  switch (inst.op) {
+    case mov: return d.cls == RegClass::GPR;
+    case vmovaps: case vmovups: case vmovdqa: case vmovdqu: case vmovdqa32: case vmovdqu32: return d.cls == RegClass::VEC;
+    case kmovw: return d.cls == RegClass::MASK;
+    default: return false;
+  }
+}
+
 Inst make(Mn op, std::initializer_list<Operand> ops) {
   Inst i;
   i.op = op;
@@ -114,7 +132,11 @@ class Allocator {
     std::vector<LiveInterval> intervals = live_intervals(mf_);
     stats_.intervals = static_cast<uint32_t>(intervals.size());
     stats_.assignments.resize(intervals.size());
-    for (size_t k = 0; k < intervals.size(); k++) stats_.assignments[k].interval = intervals[k];
+    for (size_t k = 0; k < intervals.size(); k++) {
+      stats_.assignments[k].interval = intervals[k];
+      index_[key(intervals[k].cls, intervals[k].vreg)] = k;
+    }
+    find_hints();
     for (RegClass cls : {RegClass::GPR, RegClass::VEC, RegClass::MASK}) scan(cls);
     for (const IntervalAssignment& a : stats_.assignments) {
       Location loc;
@@ -151,6 +173,20 @@ class Allocator {
   std::vector<int32_t> borrow_slots_[3];
   uint16_t widest_vec_ = 128;
   std::vector<Inst> original_;
+  std::unordered_map<uint64_t, uint32_t> hints_;  // (class, vreg) -> the vreg it is copied from or tied to
+  std::unordered_map<uint64_t, size_t> index_;    // (class, vreg) -> its index in stats_.assignments
+
+  // Register hints: a copy's destination prefers its source's register, a tied destination its tied source's.
+  void find_hints() {
+    for (const Inst& inst : mf_.code) {
+      const bool tied_pair = inst.tied && inst.n >= 2 && inst.o[0].kind == Operand::Kind::REG &&
+                             inst.o[1].kind == Operand::Kind::REG && inst.o[0].reg.cls == inst.o[1].reg.cls;
+      if (!tied_pair && !is_copy(inst)) continue;
+      const Reg& d = inst.o[0].reg;
+      const Reg& s = inst.o[1].reg;
+      if (d.virt && s.virt && !(d == s)) hints_.try_emplace(key(d.cls, d.num), s.num);
+    }
+  }
 
   // Instruction selection names physical registers only for fixed-register instructions (rax, rcx, rdx).
   void check_physical() {
@@ -235,6 +271,23 @@ class Allocator {
         return cls == RegClass::GPR && callee_saved(r);
       };
       bool placed = false;
+      // The register of the value it is copied from, or tied to, when that value ended where this one starts: the
+      // copy then moves a register to itself and is dropped, the tie needs no mov.
+      if (auto h = hints_.find(key(cls, cur.interval.vreg)); h != hints_.end()) {
+        auto from = index_.find(key(cls, h->second));
+        if (from != index_.end()) {
+          const IntervalAssignment& src = as[from->second];
+          const uint32_t r = src.reg;
+          if (src.where == Where::REG && !busy[r] && allowed(r) &&
+              std::find(regs.begin(), regs.end(), r) != regs.end()) {
+            cur.where = Where::REG;
+            cur.reg = r;
+            busy[r] = true;
+            active.push_back(k);
+            continue;
+          }
+        }
+      }
       for (uint32_t r : regs)
         if (!busy[r] && allowed(r)) {
           cur.where = Where::REG;
@@ -397,6 +450,18 @@ class Allocator {
     Around around;
     collect_named(refs, around);
     place(refs, around, original);
+    // A copy whose source and destination got one register: the source's value ends here (they would overlap
+    // otherwise), so nothing is lost, unless the copy clears bits above its width that the destination's value is
+    // read with (`mov r32, r32` zero-extends, a VEX vmovaps xmm clears the upper lanes): kept then.
+    if (is_copy(original) && around.pre.empty() && around.post.empty() && inst.o[0].reg == inst.o[1].reg) {
+      const Reg& d = original.o[0].reg;
+      const uint16_t value_bits = d.virt ? stats_.assignments[index_.at(key(d.cls, d.num))].interval.bits : 64;
+      const bool keeps_other_bits = d.cls == RegClass::GPR && d.bits < 32;  // 8/16-bit writes merge
+      if (d.bits >= value_bits || keeps_other_bits) {
+        stats_.copies_dropped++;
+        return;
+      }
+    }
     emit(around, inst, out);
   }
 

@@ -12,6 +12,9 @@
 //  - values live across a CALL_EXTERN take callee-saved GPRs or are spilled (SysV: every vector register and rax,
 //    rcx, rdx, rsi, rdi, r8-r11 are the callee's); the call is expanded (arguments into xmm0/xmm1, vzeroupper, call,
 //    result from xmm0);
+//  - a copy's destination (a tied instruction's) prefers its source's register when that is free where it starts
+//    (the source's value ended there); a copy left with one register for both is dropped (but not one that clears
+//    bits the destination is read with: `mov r32, r32`, vmovaps xmm of a wider value);
 //  - two-address fixup: a tied instruction (compiler/x86/x86_inst.h) becomes `mov d, a` + `op d, b` when d and a got
 //    different registers (b's register equal to d's goes through a scratch register for a non-commutative op; a
 //    commutative one swaps a and b); imul by an immediate becomes the untied three-operand `imul d, a, imm`;
@@ -88,6 +91,7 @@ struct AllocationStats {
   uint32_t spill_stores = 0;  // stores to spill slots inserted
   uint32_t remats = 0;        // constant definitions re-executed before a use
   uint32_t moves = 0;         // movs the two-address fixup inserted
+  uint32_t copies_dropped = 0;  // register copies (mov, vmovaps, ...) whose source and destination got one register
   uint32_t frame_bytes = 0;   // rsp lowered by, after the pushes and the 64-byte alignment
   std::vector<IntervalAssignment> assignments;  // one per interval, in live_intervals' order
 };

@@ -361,6 +361,76 @@ TEST(RegallocSpillWeights, LoopInvariantKeepsItsRegisterValueUsedOnceOutsideIsSp
     if (iv.cls == RegClass::GPR && iv.vreg == inv.num) { EXPECT_DOUBLE_EQ(iv.spill_weight, 32.0 / (iv.end - iv.start + 1)); }
 }
 
+// ---- copies ----
+
+// The allocated code's register-to-register copies whose two operands are one register.
+int self_copies(const MachineFunction& mf) {
+  int n = 0;
+  for (const Inst& inst : mf.code)
+    if ((inst.op == Mn::mov || inst.op == Mn::vmovaps || inst.op == Mn::kmovw) && inst.n == 2 &&
+        inst.o[0].kind == Operand::Kind::REG && inst.o[1].kind == Operand::Kind::REG && inst.o[0].reg == inst.o[1].reg &&
+        inst.o[0].reg.bits == inst.o[1].reg.bits)
+      n++;
+  return n;
+}
+
+// b = a (a's last use), c = b (b's last use), [out] = c + 1: each copy's destination takes its source's register (the
+// hint), and the copies, left as `mov r, r`, are dropped. Before: b and c took the first free register in order, and
+// isel's copies of a loop bound showed up as `mov r9, r9` in the listings.
+TEST(RegallocCopies, CopyIntoTheSourcesRegisterIsDropped) {
+  Fn f;
+  Reg a = f.g(), b = f.g(), c = f.g(), d = f.g();
+  f.e(Mn::mov, {R(a), M(f.in, 0, 64)});
+  f.e(Mn::mov, {R(b), R(a)});
+  f.e(Mn::mov, {R(c), R(b)});
+  f.tied(Mn::add, {R(d), R(c), I(1)});
+  f.e(Mn::mov, {M(f.out, 0, 64), R(d)});
+  f.e(Mn::ret, {});
+  Allocated r = allocate_and_run(f.mf, {Bytes(8), int64s({41})}, AllocationOptions{});
+  EXPECT_EQ(int64_at(r.after[0], 0), 42);
+  EXPECT_EQ(assignment_of(r.stats, b).reg, assignment_of(r.stats, a).reg);
+  EXPECT_EQ(assignment_of(r.stats, c).reg, assignment_of(r.stats, a).reg);
+  EXPECT_EQ(assignment_of(r.stats, d).reg, assignment_of(r.stats, c).reg);  // tied: no mov for the tie either
+  EXPECT_EQ(r.stats.copies_dropped, 2u);
+  EXPECT_EQ(r.stats.moves, 0u);
+  EXPECT_EQ(self_copies(r.mf), 0) << print_listing(r.mf);
+  int movs_between_registers = 0;
+  for (const Inst& inst : r.mf.code)
+    if (inst.op == Mn::mov && inst.o[0].kind == Operand::Kind::REG && inst.o[1].kind == Operand::Kind::REG &&
+        inst.o[0].reg.num != RSP && inst.o[1].reg.num != RSP && inst.o[0].reg.num != RAX && inst.o[1].reg.num != RAX)
+      movs_between_registers++;
+  EXPECT_EQ(movs_between_registers, 0) << print_listing(r.mf);
+}
+
+// A 32-bit copy zero-extends: e = mov e32, x32 read back at 64 bits must clear x's upper half even when e takes x's
+// register, so that copy stays; a vmovaps xmm of a value later read as ymm clears lanes 4-7 and stays too.
+TEST(RegallocCopies, CopiesThatClearUpperBitsTheValueIsReadWithStay) {
+  auto at = [](Reg r, uint16_t bits) {
+    r.bits = bits;
+    return R(r);
+  };
+  Fn f;
+  Reg x = f.g(), e = f.g();
+  f.e(Mn::mov, {R(x), M(f.in, 0, 64)});
+  f.e(Mn::mov, {at(e, 32), at(x, 32)});
+  f.e(Mn::mov, {M(f.out, 0, 64), R(e)});
+  Reg v = f.v(256), w = f.v(256);
+  f.e(Mn::vmovups, {R(v), M(f.in, 8, 256)});
+  f.e(Mn::vmovaps, {at(w, 128), at(v, 128)});
+  f.e(Mn::vmovups, {M(f.out, 8, 256), R(w)});
+  f.e(Mn::ret, {});
+  std::vector<int64_t> in = {static_cast<int64_t>(0xdeadbeef00000007ull), 1, 2, 3, 4};
+  Allocated r = allocate_and_run(f.mf, {Bytes(40), int64s(in)}, AllocationOptions{});
+  EXPECT_EQ(int64_at(r.after[0], 0), 7);
+  EXPECT_EQ(int64_at(r.after[0], 1), 1);
+  EXPECT_EQ(int64_at(r.after[0], 2), 2);
+  EXPECT_EQ(int64_at(r.after[0], 3), 0);
+  EXPECT_EQ(int64_at(r.after[0], 4), 0);
+  EXPECT_EQ(assignment_of(r.stats, e).reg, assignment_of(r.stats, x).reg);
+  EXPECT_EQ(assignment_of(r.stats, w).reg, assignment_of(r.stats, v).reg);
+  EXPECT_EQ(r.stats.copies_dropped, 0u);
+}
+
 // acc += i * j + inv (+ inv2 + inv3) for i < 4, j < 5.
 TEST(RegallocLoops, NestedLoops) {
   Fn f;
