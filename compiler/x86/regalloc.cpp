@@ -148,6 +148,7 @@ class Allocator {
     }
     find_remat_definitions();
     rewrite();
+    drop_redundant_reloads();
     FrameRequest request;
     request.spill_bytes = spill_bytes_;
     for (Gpr r : {RBX, RBP, R12, R13, R14, R15})
@@ -608,6 +609,72 @@ class Allocator {
       out.push_back(store(RegClass::VEC, dst.slot, 0, dst.bits));
       stats_.spill_stores++;
     }
+  }
+
+  // A reload into a scratch register that already holds that slot's value (reloaded or stored from it since, with
+  // nothing writing the register or the slot in between) is dropped: two spilled operands of neighbouring
+  // instructions (vcmpps then vmaxps of one spilled accumulator) were loaded twice. Straight-line only: a LABEL (a
+  // join), a call and vzeroupper forget everything; a jump changes no register, so its fall-through keeps what is known.
+  void drop_redundant_reloads() {
+    struct Held {
+      int32_t slot = -1;
+      uint16_t bits = 0;
+    };
+    Held held[3][2];  // per class, per scratch register
+    auto scratch_index = [&](const Reg& r) -> int {
+      if (r.virt) return -1;
+      for (int j = 0; j < 2; j++)
+        if (scratch_[ci(r.cls)][j] == r.num) return j;
+      return -1;
+    };
+    auto forget_all = [&] {
+      for (auto& c : held)
+        for (Held& h : c) h = Held{};
+    };
+    auto slot_of = [](const Operand& o) {
+      return o.kind == Operand::Kind::MEM && o.mem.kind == MemBase::SPILL ? o.mem.slot : -1;
+    };
+    std::vector<Inst> out;
+    out.reserve(mf_.code.size());
+    for (const Inst& inst : mf_.code) {
+      if (inst.op == Mn::LABEL || inst.op == Mn::call || inst.op == Mn::vzeroupper) {
+        forget_all();
+        out.push_back(inst);
+        continue;
+      }
+      const bool two_operands = (inst.op == Mn::mov || inst.op == Mn::vmovups || inst.op == Mn::kmovw) && inst.n == 2 &&
+                                !inst.masked && !inst.tied;
+      // A reload: mov / vmovups / kmovw scratch, [spill slot] (only the allocator makes SPILL operands).
+      if (two_operands && inst.o[0].kind == Operand::Kind::REG && slot_of(inst.o[1]) >= 0) {
+        const int j = scratch_index(inst.o[0].reg);
+        if (j >= 0) {
+          Held& h = held[ci(inst.o[0].reg.cls)][j];
+          if (h.slot == inst.o[1].mem.slot && h.bits == inst.o[1].mem.bits) {
+            stats_.reloads--;
+            continue;
+          }
+          h = Held{inst.o[1].mem.slot, inst.o[1].mem.bits};
+          out.push_back(inst);
+          continue;
+        }
+      }
+      // A store to a slot: what scratch registers held of it is stale, and a scratch stored from holds it.
+      if (two_operands && slot_of(inst.o[0]) >= 0 && inst.o[1].kind == Operand::Kind::REG) {
+        for (auto& c : held)
+          for (Held& h : c)
+            if (h.slot == inst.o[0].mem.slot) h = Held{};
+        const int j = scratch_index(inst.o[1].reg);
+        if (j >= 0) held[ci(inst.o[1].reg.cls)][j] = Held{inst.o[0].mem.slot, inst.o[0].mem.bits};
+        out.push_back(inst);
+        continue;
+      }
+      for (const auto& ref : register_refs(inst)) {
+        const int j = writes(ref.role) ? scratch_index(*ref.reg) : -1;
+        if (j >= 0) held[ci(ref.reg->cls)][j] = Held{};
+      }
+      out.push_back(inst);
+    }
+    mf_.code = std::move(out);
   }
 
   void rewrite() {

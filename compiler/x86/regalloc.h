@@ -8,7 +8,8 @@
 //    holding a register it may take is spilled (a rematerializable constant first);
 //  - a value that finds no register is spilled to a stack slot (64 bytes for a zmm, else 8, 16 or 32): reloaded into a
 //    scratch register before each use and stored after each definition; a `remat` value (a constant) is
-//    re-executed before each use instead of spilled;
+//    re-executed before each use instead of spilled; a reload into a scratch register that still holds the slot's
+//    value (loaded or stored since, in straight-line code) is dropped;
 //  - values live across a CALL_EXTERN take callee-saved GPRs or are spilled (SysV: every vector register and rax,
 //    rcx, rdx, rsi, rdi, r8-r11 are the callee's); the call is expanded (arguments into xmm0/xmm1, vzeroupper, call,
 //    result from xmm0);
@@ -87,7 +88,7 @@ struct IntervalAssignment {
 struct AllocationStats {
   uint32_t intervals = 0;
   uint32_t spilled = 0;       // values given a stack slot
-  uint32_t reloads = 0;       // loads from spill slots inserted
+  uint32_t reloads = 0;       // loads from spill slots inserted (after dropping those whose scratch still held the value)
   uint32_t spill_stores = 0;  // stores to spill slots inserted
   uint32_t remats = 0;        // constant definitions re-executed before a use
   uint32_t moves = 0;         // movs the two-address fixup inserted
