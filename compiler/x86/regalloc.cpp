@@ -174,6 +174,22 @@ class Allocator {
   std::vector<int32_t> borrow_slots_[3];
   uint16_t widest_vec_ = 128;
   std::vector<Inst> original_;
+  // The span of instructions [fixed_lo_, fixed_hi_] that name rax, rcx or rdx (or use them implicitly: division,
+  // calls); -1 when none does. Outside it those three registers hold nothing of instruction selection's.
+  int32_t fixed_lo_ = -1, fixed_hi_ = -1;
+
+  static bool uses_fixed_registers(const Inst& inst) {
+    using enum Mn;
+    switch (inst.op) {
+      case idiv: case div: case cwd: case cdq: case cqo: case call: case CALL_EXTERN: return true;
+      case imul: if (inst.n == 1) return true; break;
+      default: break;
+    }
+    for (const auto& ref : register_refs(inst))
+      if (!ref.reg->virt && ref.reg->cls == RegClass::GPR && (ref.reg->num == RAX || ref.reg->num == RCX || ref.reg->num == RDX))
+        return true;
+    return false;
+  }
   std::unordered_map<uint64_t, uint32_t> hints_;  // (class, vreg) -> the vreg it is copied from or tied to
   std::unordered_map<uint64_t, size_t> index_;    // (class, vreg) -> its index in stats_.assignments
 
@@ -191,8 +207,13 @@ class Allocator {
 
   // Instruction selection names physical registers only for fixed-register instructions (rax, rcx, rdx).
   void check_physical() {
-    for (const Inst& inst : mf_.code) {
+    for (int32_t p = 0; p < static_cast<int32_t>(mf_.code.size()); p++) {
+      const Inst& inst = mf_.code[p];
       if (inst.op == Mn::LABEL) continue;
+      if (uses_fixed_registers(inst)) {
+        if (fixed_lo_ < 0) fixed_lo_ = p;
+        fixed_hi_ = p;
+      }
       for (const auto& ref : register_refs(inst)) {
         const Reg& r = *ref.reg;
         if (r.cls == RegClass::VEC) widest_vec_ = std::max(widest_vec_, r.bits);
@@ -217,6 +238,10 @@ class Allocator {
     std::vector<uint32_t> g(std::begin(kGprOrder), std::end(kGprOrder));
     borrowable_[ci(RegClass::GPR)] = g;
     allocatable_[ci(RegClass::GPR)] = cut(g, options_.max_gpr);
+    // rax, rcx, rdx last, and only for values outside the span where instruction selection uses them (allowed() in
+    // scan): a matmul's inner loop after the prologue's division then has 13 registers instead of 10.
+    if (options_.max_gpr == 0)
+      for (Gpr r : {RAX, RCX, RDX}) allocatable_[ci(RegClass::GPR)].push_back(r);
     // The scratch pair is 14 and 15 with 16 or 32 registers: a reload for an instruction with only a VEX form
     // (vex_only_form) must land below 16.
     std::vector<uint32_t> v;
@@ -268,6 +293,9 @@ class Allocator {
       // Across a call: only callee-saved GPRs; every vector register is the callee's (firmware-notes/x86-abi.md §2).
       auto allowed = [&](uint32_t r) {
         if (cur.interval.low16 && r >= 16) return false;
+        if (cls == RegClass::GPR && (r == RAX || r == RCX || r == RDX) && fixed_lo_ >= 0 &&
+            !(cur.interval.end < fixed_lo_ || cur.interval.start > fixed_hi_))
+          return false;
         if (!cur.interval.crosses_call) return true;
         return cls == RegClass::GPR && callee_saved(r);
       };

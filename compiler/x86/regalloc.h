@@ -23,11 +23,13 @@
 //    bytes and lowered for the incoming arguments (rdi, rsi, and edx, ecx sign-extended, stored to their ARG slots),
 //    the spill and LOCAL slots (each naturally aligned, LOCAL and zmm slots to 64 bytes), so rsp is 16-byte aligned at
 //    calls; every frame operand becomes [rsp + offset]; each `ret` gets the epilogue (rsp reloaded, pops).
-// Registers never allocated: rsp, and the scratch registers instruction selection uses for fixed-register
-// instructions (rax, rcx, rdx: division, shifts by cl) and the allocator for reloads (r10, r11; xmm14, xmm15, below
+// Registers never allocated: rsp, and the scratch registers the allocator uses for reloads (r10, r11; xmm14, xmm15, below
 // 16 so that a reload for an instruction with only a VEX form (vex_only_form) can be encoded; such an instruction's
 // values (LiveInterval::low16) get registers 0-13;
-// k6, k7). Instruction selection may name no other physical register. An instruction that needs more reload
+// k6, k7). rax, rcx and rdx, which instruction selection names for fixed-register instructions (division, shifts by
+// cl), are allocated last and only to values whose interval lies wholly before the first or after the last
+// instruction naming one of them (or dividing, or calling); with max_gpr set, never. Instruction selection may name
+// no other physical register. An instruction that needs more reload
 // registers of a class than the two scratch registers borrows an allocated register not named by it: saved to a
 // frame slot before and restored after. MASK values are allocated to k1-k5 and spilled with kmovw to a 2-byte
 // access of an 8-byte slot; a MASK value live across a CALL_EXTERN is an error.
@@ -46,7 +48,8 @@ struct AllocationOptions {
   // VEC registers that exist: 16 (AVX2) or 32 (AVX-512).
   uint32_t vec_registers = 16;
   // At most this many allocatable registers per class (tests force spills with small budgets); 0: all of them
-  // (GPR: rbx rbp rsi rdi r8 r9 r12-r15; VEC: all but the two scratch).
+  // (GPR: rsi rdi r8 r9 rbx rbp r12-r15, then rax rcx rdx outside instruction selection's span of them; VEC: all
+  // but the two scratch).
   uint32_t max_gpr = 0, max_vec = 0;
 };
 
