@@ -48,6 +48,24 @@ bool commutative(Mn op) {
   }
 }
 
+// A register-to-register copy: mov (GPR), vmovaps/vmovups/vmovdqa/vmovdqu/vmovdqa32/vmovdqu32 (VEC), kmovw
+// (MASK), unmasked, both operands registers of one class and width.
+bool is_copy(const Inst& inst) {
+  using enum Mn;
+  if (inst.tied || inst.masked || inst.n != 2 || inst.o[0].kind != Operand::Kind::REG ||
+      inst.o[1].kind != Operand::Kind::REG)
+    return false;
+  const Reg& d = inst.o[0].reg;
+  const Reg& s = inst.o[1].reg;
+  if (d.cls != s.cls || d.bits != s.bits) return false;
+  switch (inst.op) {
+    case mov: return d.cls == RegClass::GPR;
+    case vmovaps: case vmovups: case vmovdqa: case vmovdqu: case vmovdqa32: case vmovdqu32: return d.cls == RegClass::VEC;
+    case kmovw: return d.cls == RegClass::MASK;
+    default: return false;
+  }
+}
+
 Inst make(Mn op, std::initializer_list<Operand> ops) {
   Inst i;
   i.op = op;
@@ -114,7 +132,11 @@ class Allocator {
     std::vector<LiveInterval> intervals = live_intervals(mf_);
     stats_.intervals = static_cast<uint32_t>(intervals.size());
     stats_.assignments.resize(intervals.size());
-    for (size_t k = 0; k < intervals.size(); k++) stats_.assignments[k].interval = intervals[k];
+    for (size_t k = 0; k < intervals.size(); k++) {
+      stats_.assignments[k].interval = intervals[k];
+      index_[key(intervals[k].cls, intervals[k].vreg)] = k;
+    }
+    find_hints();
     for (RegClass cls : {RegClass::GPR, RegClass::VEC, RegClass::MASK}) scan(cls);
     for (const IntervalAssignment& a : stats_.assignments) {
       Location loc;
@@ -126,6 +148,7 @@ class Allocator {
     }
     find_remat_definitions();
     rewrite();
+    drop_redundant_reloads();
     FrameRequest request;
     request.spill_bytes = spill_bytes_;
     for (Gpr r : {RBX, RBP, R12, R13, R14, R15})
@@ -151,11 +174,46 @@ class Allocator {
   std::vector<int32_t> borrow_slots_[3];
   uint16_t widest_vec_ = 128;
   std::vector<Inst> original_;
+  // The span of instructions [fixed_lo_, fixed_hi_] that name rax, rcx or rdx (or use them implicitly: division,
+  // calls); -1 when none does. Outside it those three registers hold nothing of instruction selection's.
+  int32_t fixed_lo_ = -1, fixed_hi_ = -1;
+
+  static bool uses_fixed_registers(const Inst& inst) {
+    using enum Mn;
+    switch (inst.op) {
+      case idiv: case div: case cwd: case cdq: case cqo: case call: case CALL_EXTERN: return true;
+      case imul: if (inst.n == 1) return true; break;
+      default: break;
+    }
+    for (const auto& ref : register_refs(inst))
+      if (!ref.reg->virt && ref.reg->cls == RegClass::GPR && (ref.reg->num == RAX || ref.reg->num == RCX || ref.reg->num == RDX))
+        return true;
+    return false;
+  }
+  std::unordered_map<uint64_t, uint32_t> hints_;  // (class, vreg) -> the vreg it is copied from or tied to
+  std::unordered_map<uint64_t, size_t> index_;    // (class, vreg) -> its index in stats_.assignments
+
+  // Register hints: a copy's destination prefers its source's register, a tied destination its tied source's.
+  void find_hints() {
+    for (const Inst& inst : mf_.code) {
+      const bool tied_pair = inst.tied && inst.n >= 2 && inst.o[0].kind == Operand::Kind::REG &&
+                             inst.o[1].kind == Operand::Kind::REG && inst.o[0].reg.cls == inst.o[1].reg.cls;
+      if (!tied_pair && !is_copy(inst)) continue;
+      const Reg& d = inst.o[0].reg;
+      const Reg& s = inst.o[1].reg;
+      if (d.virt && s.virt && !(d == s)) hints_.try_emplace(key(d.cls, d.num), s.num);
+    }
+  }
 
   // Instruction selection names physical registers only for fixed-register instructions (rax, rcx, rdx).
   void check_physical() {
-    for (const Inst& inst : mf_.code) {
+    for (int32_t p = 0; p < static_cast<int32_t>(mf_.code.size()); p++) {
+      const Inst& inst = mf_.code[p];
       if (inst.op == Mn::LABEL) continue;
+      if (uses_fixed_registers(inst)) {
+        if (fixed_lo_ < 0) fixed_lo_ = p;
+        fixed_hi_ = p;
+      }
       for (const auto& ref : register_refs(inst)) {
         const Reg& r = *ref.reg;
         if (r.cls == RegClass::VEC) widest_vec_ = std::max(widest_vec_, r.bits);
@@ -180,6 +238,10 @@ class Allocator {
     std::vector<uint32_t> g(std::begin(kGprOrder), std::end(kGprOrder));
     borrowable_[ci(RegClass::GPR)] = g;
     allocatable_[ci(RegClass::GPR)] = cut(g, options_.max_gpr);
+    // rax, rcx, rdx last, and only for values outside the span where instruction selection uses them (allowed() in
+    // scan): a matmul's inner loop after the prologue's division then has 13 registers instead of 10.
+    if (options_.max_gpr == 0)
+      for (Gpr r : {RAX, RCX, RDX}) allocatable_[ci(RegClass::GPR)].push_back(r);
     // The scratch pair is 14 and 15 with 16 or 32 registers: a reload for an instruction with only a VEX form
     // (vex_only_form) must land below 16.
     std::vector<uint32_t> v;
@@ -231,10 +293,30 @@ class Allocator {
       // Across a call: only callee-saved GPRs; every vector register is the callee's (firmware-notes/x86-abi.md §2).
       auto allowed = [&](uint32_t r) {
         if (cur.interval.low16 && r >= 16) return false;
+        if (cls == RegClass::GPR && (r == RAX || r == RCX || r == RDX) && fixed_lo_ >= 0 &&
+            !(cur.interval.end < fixed_lo_ || cur.interval.start > fixed_hi_))
+          return false;
         if (!cur.interval.crosses_call) return true;
         return cls == RegClass::GPR && callee_saved(r);
       };
       bool placed = false;
+      // The register of the value it is copied from, or tied to, when that value ended where this one starts: the
+      // copy then moves a register to itself and is dropped, the tie needs no mov.
+      if (auto h = hints_.find(key(cls, cur.interval.vreg)); h != hints_.end()) {
+        auto from = index_.find(key(cls, h->second));
+        if (from != index_.end()) {
+          const IntervalAssignment& src = as[from->second];
+          const uint32_t r = src.reg;
+          if (src.where == Where::REG && !busy[r] && allowed(r) &&
+              std::find(regs.begin(), regs.end(), r) != regs.end()) {
+            cur.where = Where::REG;
+            cur.reg = r;
+            busy[r] = true;
+            active.push_back(k);
+            continue;
+          }
+        }
+      }
       for (uint32_t r : regs)
         if (!busy[r] && allowed(r)) {
           cur.where = Where::REG;
@@ -245,9 +327,11 @@ class Allocator {
           break;
         }
       if (placed) continue;
-      // Spill the cheapest: a rematerializable value first, then the one ending furthest; ties keep what is placed.
+      // Spill the cheapest: a rematerializable value first, then the smallest spill weight (a value read in a loop
+      // keeps its register before one read once outside it), then the one ending furthest; ties keep what is placed.
       auto cheaper = [&](const IntervalAssignment& x, const IntervalAssignment& y) {
         if (x.interval.remat != y.interval.remat) return x.interval.remat;
+        if (x.interval.spill_weight != y.interval.spill_weight) return x.interval.spill_weight < y.interval.spill_weight;
         return x.interval.end > y.interval.end;
       };
       size_t victim = k;
@@ -395,6 +479,18 @@ class Allocator {
     Around around;
     collect_named(refs, around);
     place(refs, around, original);
+    // A copy whose source and destination got one register: the source's value ends here (they would overlap
+    // otherwise), so nothing is lost, unless the copy clears bits above its width that the destination's value is
+    // read with (`mov r32, r32` zero-extends, a VEX vmovaps xmm clears the upper lanes): kept then.
+    if (is_copy(original) && around.pre.empty() && around.post.empty() && inst.o[0].reg == inst.o[1].reg) {
+      const Reg& d = original.o[0].reg;
+      const uint16_t value_bits = d.virt ? stats_.assignments[index_.at(key(d.cls, d.num))].interval.bits : 64;
+      const bool keeps_other_bits = d.cls == RegClass::GPR && d.bits < 32;  // 8/16-bit writes merge
+      if (d.bits >= value_bits || keeps_other_bits) {
+        stats_.copies_dropped++;
+        return;
+      }
+    }
     emit(around, inst, out);
   }
 
@@ -541,6 +637,72 @@ class Allocator {
       out.push_back(store(RegClass::VEC, dst.slot, 0, dst.bits));
       stats_.spill_stores++;
     }
+  }
+
+  // A reload into a scratch register that already holds that slot's value (reloaded or stored from it since, with
+  // nothing writing the register or the slot in between) is dropped: two spilled operands of neighbouring
+  // instructions (vcmpps then vmaxps of one spilled accumulator) were loaded twice. Straight-line only: a LABEL (a
+  // join), a call and vzeroupper forget everything; a jump changes no register, so its fall-through keeps what is known.
+  void drop_redundant_reloads() {
+    struct Held {
+      int32_t slot = -1;
+      uint16_t bits = 0;
+    };
+    Held held[3][2];  // per class, per scratch register
+    auto scratch_index = [&](const Reg& r) -> int {
+      if (r.virt) return -1;
+      for (int j = 0; j < 2; j++)
+        if (scratch_[ci(r.cls)][j] == r.num) return j;
+      return -1;
+    };
+    auto forget_all = [&] {
+      for (auto& c : held)
+        for (Held& h : c) h = Held{};
+    };
+    auto slot_of = [](const Operand& o) {
+      return o.kind == Operand::Kind::MEM && o.mem.kind == MemBase::SPILL ? o.mem.slot : -1;
+    };
+    std::vector<Inst> out;
+    out.reserve(mf_.code.size());
+    for (const Inst& inst : mf_.code) {
+      if (inst.op == Mn::LABEL || inst.op == Mn::call || inst.op == Mn::vzeroupper) {
+        forget_all();
+        out.push_back(inst);
+        continue;
+      }
+      const bool two_operands = (inst.op == Mn::mov || inst.op == Mn::vmovups || inst.op == Mn::kmovw) && inst.n == 2 &&
+                                !inst.masked && !inst.tied;
+      // A reload: mov / vmovups / kmovw scratch, [spill slot] (only the allocator makes SPILL operands).
+      if (two_operands && inst.o[0].kind == Operand::Kind::REG && slot_of(inst.o[1]) >= 0) {
+        const int j = scratch_index(inst.o[0].reg);
+        if (j >= 0) {
+          Held& h = held[ci(inst.o[0].reg.cls)][j];
+          if (h.slot == inst.o[1].mem.slot && h.bits == inst.o[1].mem.bits) {
+            stats_.reloads--;
+            continue;
+          }
+          h = Held{inst.o[1].mem.slot, inst.o[1].mem.bits};
+          out.push_back(inst);
+          continue;
+        }
+      }
+      // A store to a slot: what scratch registers held of it is stale, and a scratch stored from holds it.
+      if (two_operands && slot_of(inst.o[0]) >= 0 && inst.o[1].kind == Operand::Kind::REG) {
+        for (auto& c : held)
+          for (Held& h : c)
+            if (h.slot == inst.o[0].mem.slot) h = Held{};
+        const int j = scratch_index(inst.o[1].reg);
+        if (j >= 0) held[ci(inst.o[1].reg.cls)][j] = Held{inst.o[0].mem.slot, inst.o[0].mem.bits};
+        out.push_back(inst);
+        continue;
+      }
+      for (const auto& ref : register_refs(inst)) {
+        const int j = writes(ref.role) ? scratch_index(*ref.reg) : -1;
+        if (j >= 0) held[ci(ref.reg->cls)][j] = Held{};
+      }
+      out.push_back(inst);
+    }
+    mf_.code = std::move(out);
   }
 
   void rewrite() {

@@ -4,12 +4,18 @@
 //    label, used at or after it before the loop's backward jump) is extended to the loop's end, so loop-carried
 //    values (accumulators) and loop invariants survive every iteration;
 //  - GPR, VEC and MASK values are allocated separately, each from its own allocatable set (AllocationOptions);
+//  - when no register is free, the value with the smallest LiveInterval::spill_weight among the current one and those
+//    holding a register it may take is spilled (a rematerializable constant first);
 //  - a value that finds no register is spilled to a stack slot (64 bytes for a zmm, else 8, 16 or 32): reloaded into a
 //    scratch register before each use and stored after each definition; a `remat` value (a constant) is
-//    re-executed before each use instead of spilled;
+//    re-executed before each use instead of spilled; a reload into a scratch register that still holds the slot's
+//    value (loaded or stored since, in straight-line code) is dropped;
 //  - values live across a CALL_EXTERN take callee-saved GPRs or are spilled (SysV: every vector register and rax,
 //    rcx, rdx, rsi, rdi, r8-r11 are the callee's); the call is expanded (arguments into xmm0/xmm1, vzeroupper, call,
 //    result from xmm0);
+//  - a copy's destination (a tied instruction's) prefers its source's register when that is free where it starts
+//    (the source's value ended there); a copy left with one register for both is dropped (but not one that clears
+//    bits the destination is read with: `mov r32, r32`, vmovaps xmm of a wider value);
 //  - two-address fixup: a tied instruction (compiler/x86/x86_inst.h) becomes `mov d, a` + `op d, b` when d and a got
 //    different registers (b's register equal to d's goes through a scratch register for a non-commutative op; a
 //    commutative one swaps a and b); imul by an immediate becomes the untied three-operand `imul d, a, imm`;
@@ -17,11 +23,13 @@
 //    bytes and lowered for the incoming arguments (rdi, rsi, and edx, ecx sign-extended, stored to their ARG slots),
 //    the spill and LOCAL slots (each naturally aligned, LOCAL and zmm slots to 64 bytes), so rsp is 16-byte aligned at
 //    calls; every frame operand becomes [rsp + offset]; each `ret` gets the epilogue (rsp reloaded, pops).
-// Registers never allocated: rsp, and the scratch registers instruction selection uses for fixed-register
-// instructions (rax, rcx, rdx: division, shifts by cl) and the allocator for reloads (r10, r11; xmm14, xmm15, below
+// Registers never allocated: rsp, and the scratch registers the allocator uses for reloads (r10, r11; xmm14, xmm15, below
 // 16 so that a reload for an instruction with only a VEX form (vex_only_form) can be encoded; such an instruction's
 // values (LiveInterval::low16) get registers 0-13;
-// k6, k7). Instruction selection may name no other physical register. An instruction that needs more reload
+// k6, k7). rax, rcx and rdx, which instruction selection names for fixed-register instructions (division, shifts by
+// cl), are allocated last and only to values whose interval lies wholly before the first or after the last
+// instruction naming one of them (or dividing, or calling); with max_gpr set, never. Instruction selection may name
+// no other physical register. An instruction that needs more reload
 // registers of a class than the two scratch registers borrows an allocated register not named by it: saved to a
 // frame slot before and restored after. MASK values are allocated to k1-k5 and spilled with kmovw to a 2-byte
 // access of an 8-byte slot; a MASK value live across a CALL_EXTERN is an error.
@@ -40,7 +48,8 @@ struct AllocationOptions {
   // VEC registers that exist: 16 (AVX2) or 32 (AVX-512).
   uint32_t vec_registers = 16;
   // At most this many allocatable registers per class (tests force spills with small budgets); 0: all of them
-  // (GPR: rbx rbp rsi rdi r8 r9 r12-r15; VEC: all but the two scratch).
+  // (GPR: rsi rdi r8 r9 rbx rbp r12-r15, then rax rcx rdx outside instruction selection's span of them; VEC: all
+  // but the two scratch).
   uint32_t max_gpr = 0, max_vec = 0;
 };
 
@@ -55,6 +64,11 @@ struct LiveInterval {
   bool remat = false;          // defined exactly once, by a `remat` instruction
   bool crosses_call = false;   // start < a CALL_EXTERN < end: the call's caller-saved registers cannot hold it
   bool low16 = false;          // a VEC value some instruction with only a VEX form names: registers 0-15 only
+  // What keeping it in memory would cost per instruction of its interval: each instruction reading it (a reload) and
+  // each writing it (a store) counts 10^(loops around that instruction), divided by end - start + 1. Under pressure
+  // the allocator spills the active value with the smallest weight, so a loop invariant read every iteration keeps
+  // its register while a value used once outside loops goes to memory.
+  double spill_weight = 0;
 };
 
 // The live intervals of mf's virtual registers (before allocation), ordered by start, then class, then number.
@@ -77,10 +91,11 @@ struct IntervalAssignment {
 struct AllocationStats {
   uint32_t intervals = 0;
   uint32_t spilled = 0;       // values given a stack slot
-  uint32_t reloads = 0;       // loads from spill slots inserted
+  uint32_t reloads = 0;       // loads from spill slots inserted (after dropping those whose scratch still held the value)
   uint32_t spill_stores = 0;  // stores to spill slots inserted
   uint32_t remats = 0;        // constant definitions re-executed before a use
   uint32_t moves = 0;         // movs the two-address fixup inserted
+  uint32_t copies_dropped = 0;  // register copies (mov, vmovaps, ...) whose source and destination got one register
   uint32_t frame_bytes = 0;   // rsp lowered by, after the pushes and the 64-byte alignment
   std::vector<IntervalAssignment> assignments;  // one per interval, in live_intervals' order
 };

@@ -1,5 +1,6 @@
 // Live intervals of virtual registers on the linear order, widened over loops (compiler/x86/regalloc.h).
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -27,6 +28,7 @@ const char* class_prefix(RegClass c) { return c == RegClass::GPR ? "%g" : c == R
 struct Mention {
   int32_t pos;
   bool reads;
+  bool writes = false;
 };
 
 struct Building {
@@ -72,6 +74,7 @@ std::vector<LiveInterval> live_intervals(const MachineFunction& mf) {
       if (b.mentions.empty() || b.mentions.back().pos != i) b.mentions.push_back({i, false});
       if (reads(ref.role)) b.mentions.back().reads = true;
       if (writes(ref.role)) {
+        b.mentions.back().writes = true;
         // Several writes in one instruction (an operand named twice) are one definition.
         if (b.def_pos != i) b.defs++;
         b.def_pos = i;
@@ -143,10 +146,23 @@ std::vector<LiveInterval> live_intervals(const MachineFunction& mf) {
       }
     }
   }
+  // Loop depth of each instruction: how many loops' [head, back] hold it (counted on the code, so nested loops add up).
+  std::vector<int32_t> depth(code.size() + 1, 0);
+  for (const Loop& loop : loops) {
+    depth[loop.head]++;
+    depth[loop.back + 1]--;
+  }
+  for (size_t i = 1; i < depth.size(); i++) depth[i] += depth[i - 1];
   std::vector<LiveInterval> out;
   out.reserve(all.size());
   for (Building* b : all) {
     LiveInterval iv = b->iv;
+    double cost = 0;
+    for (const Mention& m : b->mentions) {
+      const double w = std::pow(10.0, std::min(depth[m.pos], 12));
+      cost += (m.reads ? w : 0) + (m.writes ? w : 0);  // a reload before, a store after
+    }
+    iv.spill_weight = cost / static_cast<double>(iv.end - iv.start + 1);
     for (int32_t c : calls)
       if (iv.start < c && c < iv.end) iv.crosses_call = true;
     out.push_back(iv);

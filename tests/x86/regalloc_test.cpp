@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/x86/x86_encoder.h"
 #include "tests/common/error_of.h"
 #include "tests/x86/mf_builder.h"
 #include "tests/x86/regalloc_checks.h"
@@ -72,10 +73,12 @@ TEST(RegallocPressure, FortyLiveGprValuesSummedWithTenAndThreeRegisters) {
     Allocated r = allocate_and_run(mf, {Bytes(8), int64s(in)}, options);
     EXPECT_EQ(int64_at(r.before[0], 0), expected);
     EXPECT_EQ(int64_at(r.after[0], 0), expected);
-    // 40 values live at once, at most 10 registers: at least 30 in slots, each stored once and reloaded once.
-    EXPECT_GE(r.stats.spilled, 30u) << "max_gpr " << max_gpr;
-    EXPECT_GE(r.stats.spill_stores, 30u);
-    EXPECT_GE(r.stats.reloads, 30u);
+    // 40 values live at once, at most 10 registers (13 with all: rax, rcx, rdx too, which nothing here names): at
+    // least 30 (27) in slots, each stored once and reloaded once.
+    const uint32_t at_least = max_gpr == 0 ? 27u : 30u;
+    EXPECT_GE(r.stats.spilled, at_least) << "max_gpr " << max_gpr;
+    EXPECT_GE(r.stats.spill_stores, at_least);
+    EXPECT_GE(r.stats.reloads, at_least);
     EXPECT_EQ(r.stats.remats, 0u);
     EXPECT_EQ(r.stats.frame_bytes % 64, 0u);
     EXPECT_GE(r.stats.frame_bytes, 40 + 8 * r.stats.spilled);
@@ -125,10 +128,12 @@ TEST(RegallocPressure, FortyLiveVectorValuesWithSixteenAndThirtyTwoRegisters) {
 // Exact numbers for a small function, derived by hand with max_gpr = 2 (rsi, rdi):
 //   0 bufs = [arg 0]      1 out = [bufs]      2 in = [bufs + 8]   3 a = [in]   4 b = [in + 8]   5 c = [in + 16]
 //   6 s = a + b (tied)    7 s = s + c (tied)  8 [out] = s         9 ret
-// Intervals: bufs [0,2] out [1,8] in [2,5] a [3,6] b [4,6] c [5,7] s [6,8]. bufs -> rsi, out -> rdi; in takes
-// rsi (bufs ends where in starts); at a both are busy: out ends furthest -> spilled, a takes rdi; at b: a and b both
-// end at 6, in at 5, so b itself is spilled; c takes rsi (in ended at 5); s takes rdi (a ended at 6), so s = a + b
-// needs no move. Spilled 2 (out, b), each stored once and reloaded once.
+// Intervals: bufs [0,2] out [1,8] in [2,5] a [3,6] b [4,6] c [5,7] s [6,8]; spill weights (reads + writes over
+// length, no loops): bufs 3/3, out 2/8, in 4/4, a 2/4, b 2/3, c 2/3. bufs -> rsi, out -> rdi; in takes rsi (bufs
+// ends where in starts); at a both are busy: out weighs least (0.25) -> spilled, a takes rdi; at b: a (0.5) weighs
+// less than in (1) and b (0.67) -> a is spilled, b takes rdi; c takes rsi (in ended at 5); s takes rdi (b ended at
+// 6), and s = a + b, with b in s's register, swaps to s = b + a: no move. Spilled 2 (out, a), each stored once; a
+// is stored from r10 at 3 and r10 is not written again before 6, so only out is reloaded (1).
 TEST(RegallocStats, ExactCountsOfASmallSpill) {
   Fn f;
   Reg a = f.g(), b = f.g(), c = f.g(), s = f.g();
@@ -146,14 +151,14 @@ TEST(RegallocStats, ExactCountsOfASmallSpill) {
   EXPECT_EQ(r.stats.intervals, 7u);
   EXPECT_EQ(r.stats.spilled, 2u);
   EXPECT_EQ(r.stats.spill_stores, 2u);
-  EXPECT_EQ(r.stats.reloads, 2u);
+  EXPECT_EQ(r.stats.reloads, 1u);
   EXPECT_EQ(r.stats.remats, 0u);
   EXPECT_EQ(r.stats.moves, 0u);
   EXPECT_EQ(assignment_of(r.stats, f.out).where, Where::SPILL);
-  EXPECT_EQ(assignment_of(r.stats, b).where, Where::SPILL);
+  EXPECT_EQ(assignment_of(r.stats, a).where, Where::SPILL);
   EXPECT_EQ(assignment_of(r.stats, f.bufs).reg, static_cast<uint32_t>(RSI));
   EXPECT_EQ(assignment_of(r.stats, f.in).reg, static_cast<uint32_t>(RSI));
-  EXPECT_EQ(assignment_of(r.stats, a).reg, static_cast<uint32_t>(RDI));
+  EXPECT_EQ(assignment_of(r.stats, b).reg, static_cast<uint32_t>(RDI));
   EXPECT_EQ(assignment_of(r.stats, c).reg, static_cast<uint32_t>(RSI));
   EXPECT_EQ(assignment_of(r.stats, s).reg, static_cast<uint32_t>(RDI));
   // Frame: 40 bytes of ARG slots and saved rsp, two 8-byte spill slots: 56, rounded up to 64.
@@ -302,6 +307,219 @@ TEST(RegallocLoops, AccumulatorAndInvariantsSurviveEveryIteration) {
         }
     }
   }
+}
+
+// True when some instruction of the allocated code between the loop's label and its backward jump accesses the
+// frame (a reload, a spill store): [rsp + offset].
+bool frame_access_in_loop(const MachineFunction& mf) {
+  int32_t head = -1;
+  for (int32_t p = 0; p < static_cast<int32_t>(mf.code.size()); p++) {
+    const Inst& inst = mf.code[p];
+    if (inst.op == Mn::LABEL && head < 0) head = p;
+    if (inst.op == Mn::jl) return false;
+    if (head < 0) continue;
+    for (int k = 0; k < inst.n; k++)
+      if (inst.o[k].kind == Operand::Kind::MEM && inst.o[k].mem.has_base && inst.o[k].mem.base.num == RSP) return true;
+  }
+  return false;
+}
+
+// once is loaded before the loop and read once after it; inv is read three times in every iteration and once after
+// the loop, last. With 3 registers for out, once, inv, acc and i, the two read only outside the loop (out, once) go
+// to memory and the loop runs without a reload: spill weights count a read in a loop 10 times one outside (the old
+// "spill what ends furthest" spilled inv, which ends last, and reloaded it three times per iteration).
+TEST(RegallocSpillWeights, LoopInvariantKeepsItsRegisterValueUsedOnceOutsideIsSpilled) {
+  Fn f;
+  Reg once = f.g(), inv = f.g(), acc = f.g(), i = f.g();
+  f.e(Mn::mov, {R(once), M(f.in, 0, 64)});
+  f.e(Mn::mov, {R(inv), M(f.in, 8, 64)});
+  f.e(Mn::mov, {R(acc), I(0)});
+  f.e(Mn::mov, {R(i), I(0)});
+  int32_t top = f.label();
+  f.place(top);
+  for (int k = 0; k < 3; k++) f.tied(Mn::add, {R(acc), R(acc), R(inv)});
+  f.tied(Mn::add, {R(i), R(i), I(1)});
+  f.e(Mn::cmp, {R(i), I(10)});
+  f.jump(Mn::jl, top);
+  f.e(Mn::mov, {M(f.out, 0, 64), R(acc)});
+  f.e(Mn::mov, {M(f.out, 8, 64), R(once)});
+  f.e(Mn::mov, {M(f.out, 16, 64), R(inv)});
+  f.e(Mn::ret, {});
+  AllocationOptions options;
+  options.max_gpr = 3;
+  Allocated r = allocate_and_run(f.mf, {Bytes(24), int64s({77, 5})}, options);
+  EXPECT_EQ(int64_at(r.after[0], 0), 150);  // 10 iterations of 3 * 5
+  EXPECT_EQ(int64_at(r.after[0], 1), 77);
+  EXPECT_EQ(assignment_of(r.stats, inv).where, Where::REG);
+  EXPECT_EQ(assignment_of(r.stats, acc).where, Where::REG);
+  EXPECT_EQ(assignment_of(r.stats, i).where, Where::REG);
+  EXPECT_EQ(assignment_of(r.stats, once).where, Where::SPILL);
+  EXPECT_EQ(assignment_of(r.stats, f.out).where, Where::SPILL);
+  EXPECT_FALSE(frame_access_in_loop(r.mf)) << print_listing(r.mf);
+  EXPECT_EQ(int64_at(r.after[0], 2), 5);
+  // Weights: inv is written once and read once outside the loop (2) and read 3 times at depth 1 (30), over its
+  // interval.
+  for (const LiveInterval& iv : live_intervals(f.mf))
+    if (iv.cls == RegClass::GPR && iv.vreg == inv.num) { EXPECT_DOUBLE_EQ(iv.spill_weight, 32.0 / (iv.end - iv.start + 1)); }
+}
+
+// ---- copies ----
+
+// The allocated code's register-to-register copies whose two operands are one register.
+int self_copies(const MachineFunction& mf) {
+  int n = 0;
+  for (const Inst& inst : mf.code)
+    if ((inst.op == Mn::mov || inst.op == Mn::vmovaps || inst.op == Mn::kmovw) && inst.n == 2 &&
+        inst.o[0].kind == Operand::Kind::REG && inst.o[1].kind == Operand::Kind::REG && inst.o[0].reg == inst.o[1].reg &&
+        inst.o[0].reg.bits == inst.o[1].reg.bits)
+      n++;
+  return n;
+}
+
+// b = a (a's last use), c = b (b's last use), [out] = c + 1: each copy's destination takes its source's register (the
+// hint), and the copies, left as `mov r, r`, are dropped. Before: b and c took the first free register in order, and
+// isel's copies of a loop bound showed up as `mov r9, r9` in the listings.
+TEST(RegallocCopies, CopyIntoTheSourcesRegisterIsDropped) {
+  Fn f;
+  Reg a = f.g(), b = f.g(), c = f.g(), d = f.g();
+  f.e(Mn::mov, {R(a), M(f.in, 0, 64)});
+  f.e(Mn::mov, {R(b), R(a)});
+  f.e(Mn::mov, {R(c), R(b)});
+  f.tied(Mn::add, {R(d), R(c), I(1)});
+  f.e(Mn::mov, {M(f.out, 0, 64), R(d)});
+  f.e(Mn::ret, {});
+  Allocated r = allocate_and_run(f.mf, {Bytes(8), int64s({41})}, AllocationOptions{});
+  EXPECT_EQ(int64_at(r.after[0], 0), 42);
+  EXPECT_EQ(assignment_of(r.stats, b).reg, assignment_of(r.stats, a).reg);
+  EXPECT_EQ(assignment_of(r.stats, c).reg, assignment_of(r.stats, a).reg);
+  EXPECT_EQ(assignment_of(r.stats, d).reg, assignment_of(r.stats, c).reg);  // tied: no mov for the tie either
+  EXPECT_EQ(r.stats.copies_dropped, 2u);
+  EXPECT_EQ(r.stats.moves, 0u);
+  EXPECT_EQ(self_copies(r.mf), 0) << print_listing(r.mf);
+  int movs_between_registers = 0;
+  for (const Inst& inst : r.mf.code)
+    if (inst.op == Mn::mov && inst.o[0].kind == Operand::Kind::REG && inst.o[1].kind == Operand::Kind::REG &&
+        inst.o[0].reg.num != RSP && inst.o[1].reg.num != RSP && inst.o[0].reg.num != RAX && inst.o[1].reg.num != RAX)
+      movs_between_registers++;
+  EXPECT_EQ(movs_between_registers, 0) << print_listing(r.mf);
+}
+
+// A 32-bit copy zero-extends: e = mov e32, x32 read back at 64 bits must clear x's upper half even when e takes x's
+// register, so that copy stays; a vmovaps xmm of a value later read as ymm clears lanes 4-7 and stays too.
+TEST(RegallocCopies, CopiesThatClearUpperBitsTheValueIsReadWithStay) {
+  auto at = [](Reg r, uint16_t bits) {
+    r.bits = bits;
+    return R(r);
+  };
+  Fn f;
+  Reg x = f.g(), e = f.g();
+  f.e(Mn::mov, {R(x), M(f.in, 0, 64)});
+  f.e(Mn::mov, {at(e, 32), at(x, 32)});
+  f.e(Mn::mov, {M(f.out, 0, 64), R(e)});
+  Reg v = f.v(256), w = f.v(256);
+  f.e(Mn::vmovups, {R(v), M(f.in, 8, 256)});
+  f.e(Mn::vmovaps, {at(w, 128), at(v, 128)});
+  f.e(Mn::vmovups, {M(f.out, 8, 256), R(w)});
+  f.e(Mn::ret, {});
+  std::vector<int64_t> in = {static_cast<int64_t>(0xdeadbeef00000007ull), 1, 2, 3, 4};
+  Allocated r = allocate_and_run(f.mf, {Bytes(40), int64s(in)}, AllocationOptions{});
+  EXPECT_EQ(int64_at(r.after[0], 0), 7);
+  EXPECT_EQ(int64_at(r.after[0], 1), 1);
+  EXPECT_EQ(int64_at(r.after[0], 2), 2);
+  EXPECT_EQ(int64_at(r.after[0], 3), 0);
+  EXPECT_EQ(int64_at(r.after[0], 4), 0);
+  EXPECT_EQ(assignment_of(r.stats, e).reg, assignment_of(r.stats, x).reg);
+  EXPECT_EQ(assignment_of(r.stats, w).reg, assignment_of(r.stats, v).reg);
+  EXPECT_EQ(r.stats.copies_dropped, 0u);
+}
+
+// A spilled accumulator read by two neighbouring instructions (as max's vcmpps and vmaxps read it) is loaded into
+// xmm14 once, not twice; after its store from xmm14 the next read needs no load either; a label (a join) forgets
+// what xmm14 held, so the loop's first read loads it.
+TEST(RegallocReloads, ScratchStillHoldingTheSlotIsNotReloaded) {
+  Fn f;
+  constexpr int kAcc = 4;
+  std::vector<Reg> acc;
+  for (int j = 0; j < kAcc; j++) {
+    acc.push_back(f.v(128));
+    f.e(Mn::vmovups, {R(acc.back()), M(f.in, 16 * j, 128)});
+  }
+  Reg i = f.g();
+  f.e(Mn::mov, {R(i), I(0)});
+  int32_t top = f.label();
+  f.place(top);
+  for (int j = 0; j < kAcc; j++) {
+    Reg t = f.v(128);
+    f.e(Mn::vmulps, {R(t), R(acc[j]), R(acc[j])});   // reads acc[j]
+    f.e(Mn::vaddps, {R(acc[j]), R(acc[j]), R(t)});       // reads it again, writes it
+    f.e(Mn::vaddps, {R(acc[j]), R(acc[j]), R(acc[j])});  // reads what was just stored
+  }
+  f.tied(Mn::add, {R(i), R(i), I(1)});
+  f.e(Mn::cmp, {R(i), I(2)});
+  f.jump(Mn::jl, top);
+  for (int j = 0; j < kAcc; j++) f.e(Mn::vmovups, {M(f.out, 16 * j, 128), R(acc[j])});
+  f.e(Mn::ret, {});
+  std::vector<float> in(4 * kAcc);
+  for (size_t k = 0; k < in.size(); k++) in[k] = 0.25f * static_cast<float>(k % 5);
+  Bytes in_bytes(in.size() * 4);
+  std::memcpy(in_bytes.data(), in.data(), in_bytes.size());
+  AllocationOptions options;
+  options.max_vec = 2;
+  Allocated r = allocate_and_run(f.mf, {Bytes(16 * kAcc), in_bytes}, options);
+  for (size_t k = 0; k < in.size(); k++) {
+    float x = in[k];
+    for (int it = 0; it < 2; it++) x = 2 * (x + x * x);
+    EXPECT_EQ(float_at(r.after[0], k), x) << k;
+  }
+  int spilled = 0;
+  for (const Reg& a : acc) spilled += assignment_of(r.stats, a).where == Where::SPILL;
+  EXPECT_GE(spilled, 2);
+  // Per spilled accumulator: a load before vmulps in the loop and one before the store after it; the vaddps reads
+  // reuse xmm14/xmm15 (before: 3 in the loop).
+  EXPECT_EQ(r.stats.reloads, static_cast<uint32_t>(2 * spilled)) << print_listing(r.mf);
+}
+
+// q = x / y through rax and rdx (as instruction selection divides), then 12 values live at once: those after the
+// division may take rax, rcx and rdx (13 registers instead of 10, no spill), those alive around it never do.
+TEST(RegallocFixedRegisters, RaxRcxRdxHoldValuesOutsideTheDivisionsSpan) {
+  Fn f;
+  Reg x = f.g(), y = f.g(), q = f.g();
+  f.e(Mn::mov, {R(x), M(f.in, 0, 64)});
+  f.e(Mn::mov, {R(y), M(f.in, 8, 64)});
+  const int32_t lo = f.pos();
+  f.e(Mn::mov, {R(gpr(RAX)), R(x)});
+  f.e(Mn::cqo, {});
+  f.e(Mn::idiv, {R(y)});
+  const int32_t hi = f.pos();
+  f.e(Mn::mov, {R(q), R(gpr(RAX))});
+  std::vector<Reg> v;
+  for (int k = 0; k < 9; k++) {
+    v.push_back(f.g());
+    f.e(Mn::mov, {R(v.back()), M(f.in, 16 + 8 * k, 64)});
+  }
+  for (int k = 0; k < 9; k++) f.tied(Mn::add, {R(q), R(q), R(v[k])});
+  f.e(Mn::mov, {M(f.out, 0, 64), R(q)});
+  f.e(Mn::ret, {});
+  std::vector<int64_t> in = {1000, 7};
+  int64_t expected = 1000 / 7;
+  for (int k = 0; k < 9; k++) in.push_back(11 * k + 3), expected += 11 * k + 3;
+  Allocated r = allocate_and_run(f.mf, {Bytes(8), int64s(in)}, AllocationOptions{});
+  EXPECT_EQ(int64_at(r.after[0], 0), expected);
+  EXPECT_EQ(r.stats.spilled, 0u) << print_listing(r.mf);
+  int in_fixed = 0;
+  for (const IntervalAssignment& a : r.stats.assignments) {
+    if (a.interval.cls != RegClass::GPR || a.where != Where::REG) continue;
+    const bool fixed = a.reg == RAX || a.reg == RCX || a.reg == RDX;
+    in_fixed += fixed;
+    if (fixed) { EXPECT_TRUE(a.interval.end < lo || a.interval.start > hi) << "%g" << a.interval.vreg << " in GPR " << a.reg; }
+  }
+  EXPECT_GT(in_fixed, 0);
+  // With max_gpr set, only the first max_gpr of rsi, rdi, r8, r9, rbx, rbp, r12-r15: never rax, rcx, rdx.
+  AllocationOptions ten;
+  ten.max_gpr = 10;
+  Allocated r10 = allocate_and_run(f.mf, {Bytes(8), int64s(in)}, ten);
+  EXPECT_EQ(int64_at(r10.after[0], 0), expected);
+  EXPECT_GT(r10.stats.spilled, 0u);
 }
 
 // acc += i * j + inv (+ inv2 + inv3) for i < 4, j < 5.
