@@ -1,5 +1,8 @@
 #include "compiler/x86/x86_features.h"
 
+#include <cstdlib>
+#include <stdexcept>
+
 namespace doorbell::x86 {
 
 std::string X86Features::describe() const {
@@ -20,6 +23,36 @@ std::string X86Features::describe() const {
   return s.empty() ? "none" : s;
 }
 
+X86Features keep_x86_features(const X86Features& host, const std::string& keep) {
+  X86Features out;
+  struct Field {
+    const char* name;
+    bool X86Features::*flag;
+  };
+  static constexpr Field kFields[] = {{"avx2", &X86Features::avx2},         {"fma", &X86Features::fma},
+                                      {"f16c", &X86Features::f16c},         {"bmi2", &X86Features::bmi2},
+                                      {"avx512f", &X86Features::avx512f},   {"avx512vl", &X86Features::avx512vl},
+                                      {"avx512dq", &X86Features::avx512dq}, {"avx512bw", &X86Features::avx512bw}};
+  size_t at = 0;
+  while (at <= keep.size()) {
+    size_t end = keep.find(',', at);
+    if (end == std::string::npos) end = keep.size();
+    const std::string name = keep.substr(at, end - at);
+    at = end + 1;
+    if (name.empty()) continue;
+    bool known = false;
+    for (const Field& f : kFields)
+      if (name == f.name) {
+        out.*f.flag = host.*f.flag;
+        known = true;
+      }
+    if (!known)
+      throw std::invalid_argument("DOORBELL_X86_FEATURES: unknown feature '" + name +
+                                  "'; expected a comma-separated list of avx2, fma, f16c, bmi2, avx512f, avx512vl, avx512dq, avx512bw");
+  }
+  return out;
+}
+
 const X86Features& host_x86_features() {
   static const X86Features f = [] {
     X86Features x;
@@ -32,7 +65,8 @@ const X86Features& host_x86_features() {
     x.avx512vl = __builtin_cpu_supports("avx512vl");
     x.avx512dq = __builtin_cpu_supports("avx512dq");
     x.avx512bw = __builtin_cpu_supports("avx512bw");
-    return x;
+    const char* keep = std::getenv("DOORBELL_X86_FEATURES");
+    return keep != nullptr && *keep != '\0' ? keep_x86_features(x, keep) : x;
   }();
   return f;
 }

@@ -14,7 +14,11 @@ struct X86Features {
   std::string describe() const;
 };
 
-// The CPU this process runs on (computed once).
+// The CPU this process runs on (computed once), less what DOORBELL_X86_FEATURES leaves out: a comma-separated list
+// of the features to keep ("avx2,fma,f16c,bmi2": the code of an AVX2 machine on an AVX-512 one, what CI's lanes8.*
+// runs use with DOORBELL_CPU_VECTOR_LANES=8). A name not in X86Features throws std::invalid_argument naming it.
 const X86Features& host_x86_features();
+// The features of `host` that `keep` names (the parsing of DOORBELL_X86_FEATURES).
+X86Features keep_x86_features(const X86Features& host, const std::string& keep);
 
 }  // namespace doorbell::x86

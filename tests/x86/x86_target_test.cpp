@@ -9,6 +9,7 @@
 #include "compiler/cpu/cpu_target.h"
 #include "compiler/cpu/elf_loader.h"
 #include "compiler/program.h"
+#include "compiler/x86/x86_features.h"
 #include "compiler/x86/x86_target.h"
 #include "frontend/tensor.h"
 #include "hcq/compile_linear.h"
@@ -86,6 +87,23 @@ TEST(X86Target, FallbackRendersWhatTheFirstTargetRefusesWithTheSecond) {
     EXPECT_NE(code->symbol(program_info(p->program).name), nullptr);
   }
   EXPECT_EQ(program_info(e.program).target, both->name());
+}
+
+TEST(X86Features, KeepingFeaturesLeavesOutTheRestAndNamesAnUnknownOne) {
+  x86::X86Features host;
+  host.avx2 = host.fma = host.f16c = host.avx512f = host.avx512vl = true;
+  x86::X86Features kept = x86::keep_x86_features(host, "avx2,fma,bmi2");
+  EXPECT_TRUE(kept.avx2 && kept.fma);
+  EXPECT_FALSE(kept.bmi2) << "a feature the host lacks stays off";
+  EXPECT_FALSE(kept.f16c || kept.avx512f || kept.avx512vl) << "features not named are left out";
+  EXPECT_EQ(kept.describe(), "avx2 fma");
+  try {
+    x86::keep_x86_features(host, "avx2,sse9");
+    FAIL() << "an unknown feature was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "unknown feature 'sse9'")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "avx512f")) << "lists the known ones: " << e.what();
+  }
 }
 
 }  // namespace
