@@ -65,6 +65,8 @@ void operand_roles(const Inst& inst, Role out[4]) {
     return;
   }
   if (inst.n == 0 || writes_nothing(inst.op)) return;
+  // One-operand imul reads its operand and writes rdx:rax, which instruction selection names nowhere (as idiv).
+  if (inst.op == Mn::imul && inst.n == 1) return;
   if (inst.tied) {
     if (inst.n < 2) throw std::invalid_argument("operand_roles: tied " + std::string(mnemonic_name(inst.op)) + " needs a destination and its tied source");
     out[0] = Role::DEF;
