@@ -40,6 +40,7 @@
 #include "compiler/gpu/ptxas.h"
 #include "compiler/linearize.h"
 #include "compiler/program.h"
+#include "bench/compile_latency.h"
 #include "compiler/x86/x86_target.h"
 #include "frontend/tensor.h"
 #if DOORBELL_HAVE_LLVM
@@ -176,21 +177,10 @@ void BM_CompileC(benchmark::State& state) {
 }
 BENCHMARK(BM_CompileC)->ArgNames({"corpus", "clang"})->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The x86 target from the SINK to loaded code, as compile_program does without its program cache.
-void compile_x86(const UOp& sink) {
-  const Target& t = cpu_x86_target();
-  LoweredKernel low = t.lower(sink, true);
-  std::vector<Statement> st = linearize(low.sink);
-  std::string name = c_kernel_name(sink), listing = t.render(name, low, st);
-  CompiledBinary bin = t.compile(listing, name);
-  auto code = LoadedObject::load(bin.bytes);
-  benchmark::DoNotOptimize(code->symbol(name));
-}
-
 void BM_CompileX86(benchmark::State& state) {
   const bool backend = state.range(1) == 1;
   per_kernel(state, [&](const UOp& sink) {
-    if (backend) return compile_x86(sink);
+    if (backend) return bench_support::compile_x86(sink);
     const Target& t = cpu_x86_target();
     LoweredKernel low = t.lower(sink, true);
     benchmark::DoNotOptimize(t.render(c_kernel_name(sink), low, linearize(low.sink)));
@@ -198,57 +188,13 @@ void BM_CompileX86(benchmark::State& state) {
 }
 BENCHMARK(BM_CompileX86)->ArgNames({"corpus", "assemble"})->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-template <class F>
-double ms_of(F f) {
-  auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// Per kernel: the C target's whole compile (pipeline, render, clang, load) once, the X86 target's median of 5; the
-// counters are medians over the kernels. One iteration is the whole corpus.
+// Per kernel: the C target's whole compile once, the X86 target's median of 5 (bench/compile_latency.h).
 void BM_CompileLatencyX86VsClang(benchmark::State& state) {
   const bool conformance = state.range(0) == 1;
   if (conformance && short_mode()) return state.SkipWithError("DOORBELL_BENCH_SHORT=1: representative kernels only");
   const std::vector<UOp>& ks = conformance ? conformance_kernels() : representative_kernels();
   if (ks.empty()) return state.SkipWithError("built without GoogleTest: no op conformance suite to harvest");
-  std::vector<double> clang_ms, x86_ms, ratio;
-  size_t refused = 0;
-  for (auto _ : state) {
-    clang_ms.clear(), x86_ms.clear(), ratio.clear();
-    refused = 0;
-    for (const UOp& sink : ks) {
-      std::vector<double> x;
-      try {
-        for (int r = 0; r < 5; r++) x.push_back(ms_of([&] { compile_x86(sink); }));
-      } catch (const std::invalid_argument&) {
-        refused++;  // a kernel the x86 backend cannot express: no pair to compare
-        continue;
-      }
-      const double c = ms_of([&] {
-        UOp low = cpu_c_target().lower(sink, true).sink;
-        std::string name = c_kernel_name(sink), src = render_c(name, low, linearize(low));
-        auto code = LoadedObject::load(compile_c(src).object);
-        benchmark::DoNotOptimize(code->symbol(name));
-      });
-      clang_ms.push_back(c);
-      x86_ms.push_back(median(x));
-      ratio.push_back(c / x86_ms.back());
-    }
-  }
-  state.counters["kernels"] = static_cast<double>(ks.size());
-  state.counters["x86_refused"] = static_cast<double>(refused);
-  state.counters["clang_ms_median"] = median(clang_ms);
-  state.counters["x86_us_median"] = median(x86_ms) * 1e3;
-  state.counters["clang_over_x86_median"] = median(ratio);
-  state.counters["clang_over_x86_min"] = ratio.empty() ? 0 : *std::min_element(ratio.begin(), ratio.end());
+  bench_support::compile_latency_x86_vs_clang(state, ks);
 }
 BENCHMARK(BM_CompileLatencyX86VsClang)->ArgName("corpus")->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
