@@ -412,6 +412,28 @@ void ScalarSelector::begin_loop(const Statement& s) {
   loops_.push_back(l);
 }
 
+// t as stride * c + offset in a loop 0 <= c < n, through products by constants and sums with constants of signed
+// integers of 32 or 64 bits, every one of which stays within 32 bits on the whole range (so the C's int32 arithmetic
+// and the 64-bit induction agree); nullopt otherwise.
+std::optional<ScalarSelector::Linear> ScalarSelector::linear(const UOp& t, const UOp& c, __int128 n, int depth) {
+  if (t == c) return Linear{1, 0};
+  const DType d = t.dtype();
+  if (depth > 8 || d.lanes != 1 || !d.is_int() || d.is_unsigned() || natural_bits(d) < 32) return std::nullopt;
+  if (t.op() != Ops::MUL && t.op() != Ops::ADD) return std::nullopt;
+  for (size_t i = 0; i < 2; i++) {
+    std::optional<ConstValue> k = is_const(t.src(1 - i)) ? folded(t.src(1 - i)) : std::nullopt;
+    if (!k || !std::holds_alternative<int64_t>(*k)) continue;
+    std::optional<Linear> x = linear(t.src(i), c, n, depth + 1);
+    if (!x) return std::nullopt;
+    const __int128 v = int_value(d, std::get<int64_t>(*k));
+    Linear r = t.op() == Ops::MUL ? Linear{x->stride * v, x->offset * v} : Linear{x->stride, x->offset + v};
+    if (!fits_i32(v) || !fits_i32(r.stride) || !fits_i32(r.offset) || !fits_i32(r.stride * (n - 1) + r.offset))
+      return std::nullopt;
+    return r;
+  }
+  return std::nullopt;
+}
+
 // Strength reduction of an innermost loop's addresses (clang's loop-strength-reduce does the like): in the body of a
 // loop 0 <= c < n with a constant n and no loop inside, an address whose offset terms are `c * stride` (or `c`) and
 // values made before the loop is [P + size * I + disp] with P = buffer + size * (those values), made once here, and I
@@ -448,21 +470,14 @@ void ScalarSelector::hoist_addresses(size_t begin, Loop& l) {
     std::vector<UOp> terms, invariant;
     offset_terms(index.src(1), size, 0, disp, terms);
     std::optional<int64_t> stride;
+    __int128 offset = 0;  // the linear term's constant part, scaled: into the displacement
     bool ok = true;
     for (const UOp& t : terms) {
       const DType d = t.dtype();
       if (!d.is_int() || d.lanes != 1) ok = false;
-      else if (t == l.range && !stride) stride = 1;
-      else if (t.op() == Ops::MUL && (t.src(0) == l.range || t.src(1) == l.range)) {
-        std::optional<ConstValue> c;
-        for (size_t i = 0; i < 2 && !c; i++)
-          if (t.src(i) == l.range && is_const(t.src(1 - i))) c = folded(t.src(1 - i));
-        if (stride || d.is_unsigned() || natural_bits(d) < 32 || !c || !std::holds_alternative<int64_t>(*c)) ok = false;
-        else {
-          __int128 st = int_value(d, std::get<int64_t>(*c));
-          if (!fits_i32(st) || !fits_i32(st * (n - 1))) ok = false;
-          else stride = static_cast<int64_t>(st);
-        }
+      else if (std::optional<Linear> lin = linear(t, l.range, n)) {
+        if (stride || !fits_i32(disp + lin->offset * size) || !fits_i32(lin->offset * size)) ok = false;
+        else stride = static_cast<int64_t>(lin->stride), disp += lin->offset * size, offset = lin->offset * size;
       } else if (cx.defined(t) && !is_const(t)) invariant.push_back(t);
       else ok = false;
     }
@@ -476,6 +491,7 @@ void ScalarSelector::hoist_addresses(size_t begin, Loop& l) {
     registers += new_base + new_step;
     Hoisted h;
     h.base = base_it->second;
+    h.disp = static_cast<int32_t>(offset);
     if (new_base) {
       Reg sum = ext(invariant[0], 64);
       for (size_t i = 1; i < invariant.size(); i++) {
@@ -516,7 +532,7 @@ void ScalarSelector::hoist_addresses(size_t begin, Loop& l) {
     hoisted_[index.get()] = h;
     l.hoisted.push_back(index.get());
   }
-  // c * stride in the body is not made when only hoisted addresses read it (through address sums)
+  // integer sums and products in the body are not made when only hoisted addresses read them (through address sums)
   std::unordered_map<const UOpNode*, bool> covered;
   auto is_covered = [&](auto&& self, const UOp& u, int depth) -> bool {
     if (auto it = covered.find(u.get()); it != covered.end()) return it->second;
@@ -525,15 +541,18 @@ void ScalarSelector::hoist_addresses(size_t begin, Loop& l) {
     if (ok)
       for (const auto& [c, i] : cons->second)
         ok &= (c.op() == Ops::INDEX && i == 1 && hoisted_.count(c.get())) ||
-              (address_only_.count(c.get()) && self(self, c, depth + 1));
+              ((address_only_.count(c.get()) || unmade_.count(c.get())) && self(self, c, depth + 1));
     return covered[u.get()] = ok;
   };
+  std::vector<UOp> candidates;
   for (size_t k = begin; k < statements.size() && statements[k].kind != StatementKind::END_LOOP; k++) {
     const UOp& u = statements[k].u;
-    if (statements[k].kind == StatementKind::VALUE && u.op() == Ops::MUL && u.dtype().lanes == 1 && u.dtype().is_int() &&
-        (u.src(0) == l.range || u.src(1) == l.range) && is_covered(is_covered, u, 0))
-      unmade_.insert(u.get());
+    if (statements[k].kind == StatementKind::VALUE && (u.op() == Ops::MUL || u.op() == Ops::ADD) && u.dtype().lanes == 1 &&
+        u.dtype().is_int())
+      candidates.push_back(u);
   }
+  for (size_t k = candidates.size(); k-- > 0;)  // readers before what they read
+    if (is_covered(is_covered, candidates[k], 0)) unmade_.insert(candidates[k].get());
 }
 
 void ScalarSelector::end_loop() {
@@ -590,7 +609,8 @@ Mem ScalarSelector::element(const UOp& index, uint16_t access_bits) {
   offset_terms(index.src(1), size, 0, disp, terms);
   if (auto hoisted = hoisted_.find(index.get()); hoisted != hoisted_.end()) {  // the loop's preheader made its parts
     m.base = with_bits(hoisted->second.base, 64);
-    m.disp = static_cast<int32_t>(disp);
+    if (!fits_i32(disp + hoisted->second.disp)) isel_fail("an address displacement out of 32 bits", index);
+    m.disp = static_cast<int32_t>(disp + hoisted->second.disp);
     if (hoisted->second.has_index) {
       m.has_index = true;
       m.index = with_bits(hoisted->second.index, 64);

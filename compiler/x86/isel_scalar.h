@@ -74,6 +74,10 @@ class ScalarSelector {
   void scaled_offset(const UOp& u, size_t k);
   void offset_terms(const UOp& off, int64_t size, int depth, __int128& disp, std::vector<UOp>& terms);
   void hoist_addresses(size_t begin, Loop& l);
+  struct Linear {
+    __int128 stride = 0, offset = 0;
+  };
+  std::optional<Linear> linear(const UOp& t, const UOp& c, __int128 n, int depth = 0);
 
   // --- isel_scalar_alu.cpp: values
  public:  // the framework and the value selector share these
@@ -142,11 +146,12 @@ class ScalarSelector {
   std::unordered_map<const UOpNode*, std::optional<ConstValue>> folded_;
   std::unordered_map<int64_t, Reg> buffer_base_;       // PARAM slot -> base pointer register
   // Addresses of an innermost loop's body strength-reduced in its preheader (hoist_addresses): [base + size * index]
-  // where base = buffer + size * (the loop-invariant terms) and index = counter * stride, an induction register
+  // + disp where base = buffer + size * (the loop-invariant terms) and index = counter * stride, an induction register
   // advanced by the stride at the loop's end (or the counter itself for stride 1).
   struct Hoisted {
     Reg base, index;
     bool has_index = false;
+    int32_t disp = 0;  // added to the offset's own constant terms: the induction's constant part
   };
   std::unordered_map<const UOpNode*, Hoisted> hoisted_;
   std::unordered_set<const UOpNode*> unmade_;  // c * stride read only by hoisted addresses: made where read, if ever

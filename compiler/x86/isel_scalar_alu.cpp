@@ -100,7 +100,8 @@ Reg ScalarSelector::scalar(const UOp& u) {
   if (std::optional<ConstValue> f = folded(u)) return constant_reg(u.dtype(), *f, true);
   if (is_cmp(u.op()) && remat_compare(u)) return materialize_compare(u);
   if (u.op() == Ops::ADD && address_only_.count(u.get())) return value(u);  // read as a value after all: made here
-  if (u.op() == Ops::MUL && (scaled_offsets_.count(u.get()) || unmade_.count(u.get()))) return value(u);
+  if (u.op() == Ops::MUL && scaled_offsets_.count(u.get())) return value(u);
+  if (unmade_.count(u.get())) return value(u);  // c * stride and sums only hoisted addresses were to read
   return cx.reg_of(u);  // throws naming u
 }
 

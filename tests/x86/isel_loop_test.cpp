@@ -74,3 +74,37 @@ TEST(IselLoop, AMatmulTilesInnermostLoopDoesNoImulLeaOrIndexSumAndOneAddPerInduc
 
 }  // namespace
 }  // namespace doorbell::x86
+
+namespace doorbell::x86 {
+namespace {
+
+// The mlp's last layer (512 -> 10 outputs): scalar products whose right operand's row is ((c * 4 + j) * 10): the
+// nested products and sums with constants are one induction (stride 40) and displacements, made in the preheader.
+TEST(IselLoop, ANarrowMatmulsNestedRowProductsAreOneInductionAndDisplacements) {
+  test::NooptScope on(false);
+  const Target& target = cpu_x86_target();
+  IselOptions o;
+  o.vector_lanes = target.options().vector_lanes;
+  o.features = host_x86_features();
+  Tensor a(random_floats(256 * 512, 1), {256, 512}), b(random_floats(512 * 10, 2), {512, 10}), bias(random_floats(10, 3));
+  int loops = 0;
+  for (const UOp& sink : kernel_sinks({a.matmul(b) + bias})) {
+    LoweredKernel lk = target.lower(sink, true);
+    MachineFunction mf = select_instructions("kernel_loop", lk, linearize(lk.sink), o);
+    std::vector<Inst> body = innermost_loop(mf);
+    if (body.empty()) continue;
+    loops++;
+    int loads = 0;
+    for (const Inst& i : body) {
+      EXPECT_NE(i.op, Mn::imul) << "a row address multiplied in the loop";
+      EXPECT_NE(i.op, Mn::lea) << "an index sum made in the loop";
+      EXPECT_NE(i.op, Mn::movsxd);
+      for (int k = 0; k < i.n; k++) loads += i.o[k].kind == Operand::Kind::MEM;
+    }
+    EXPECT_GE(loads, 2) << "the loop reads both operands";
+  }
+  EXPECT_GE(loops, 1);
+}
+
+}  // namespace
+}  // namespace doorbell::x86
