@@ -127,6 +127,21 @@ void BM_X86VsClang(benchmark::State& state) {
   state.counters["clang_us"] = median_us(c);
   state.counters["x86_us"] = median_us(x);
   state.counters["x86_over_clang"] = median_us(x) / median_us(c);
+  // X86_VS_CLANG_PER_KERNEL=1: each kernel of the schedule timed alone (alternated, median of 21) on stderr
+  if (std::getenv("X86_VS_CLANG_PER_KERNEL"))
+    for (size_t i = 0; i < clang.size(); i++) {
+      std::vector<double> ci, xi;
+      for (int r = 0; r < 21; r++) {
+        auto t0 = std::chrono::steady_clock::now();
+        clang[i].fn(bufs[i].data(), nullptr, 0, 1);
+        auto t1 = std::chrono::steady_clock::now();
+        x86[i].fn(bufs[i].data(), nullptr, 0, 1);
+        auto t2 = std::chrono::steady_clock::now();
+        ci.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        xi.push_back(std::chrono::duration<double, std::micro>(t2 - t1).count());
+      }
+      std::fprintf(stderr, "kernel %zu clang %.1f x86 %.1f\n", i, median_us(ci), median_us(xi));
+    }
 }
 BENCHMARK(BM_X86VsClang)->ArgName("add1M_matmul256_sum4M_exp256K_softmax512x1K_max0_1Kx1K_castI32_1M_matmul1040_mlp784-512-512-10b256_mlplayer512x10b256")->DenseRange(0, 9)->Iterations(21)->Unit(benchmark::kMicrosecond);
 

@@ -593,6 +593,19 @@ Reg ScalarSelector::select_where(const UOp& u) {
   }
   if (d.is_float()) {
     bool dbl = is_double_dtype(d);
+    // (p < q) ? q : p is MAXSS(q, p) and (p < q) ? p : q is MINSS(p, q): each gives its first operand when that is
+    // greater (less) and else its second, NaNs and equal zeros included, as the ternary (SDM vol. 2 ch. 4, MAXSS,
+    // MINSS): one instruction instead of a compare and a blend (relu is (0 < x) ? x : 0)
+    if (c.op() == Ops::CMPLT && c.src().size() == 2 && !is_half_dtype(d) && c.src(0).dtype() == d) {
+      const UOp &p = c.src(0), &q = c.src(1);
+      const bool max = x == q && y == p, min = x == p && y == q;
+      if (max || min) {
+        Reg r = cx.new_vec(128);
+        Mn mn = max ? (dbl ? Mn::vmaxsd : Mn::vmaxss) : (dbl ? Mn::vminsd : Mn::vminss);
+        cx.emit(mn, {X(r), X(scalar(max ? q : p)), float_src(max ? p : q)});
+        return r;
+      }
+    }
     Reg rx = scalar(x), ry = scalar(y);
     Sel m;
     if (is_cmp(c.op()) && c.src(0).dtype().is_float() && c.src(0).dtype().lanes == 1) {
