@@ -90,7 +90,15 @@ void BM_X86VsClang(benchmark::State& state) {
   else if (which == 3) out = Tensor(random_floats(256 * 1024, 6), {256, 1024}).exp();
   else if (which == 4) out = Tensor(random_floats(512 * 1024, 7), {512, 1024}).softmax(-1);
   else if (which == 5) out = Tensor(random_floats(1024 * 1024, 8), {1024, 1024}).max({0});
-  else out = Tensor(random_floats(1 << 20, 9)).cast(dtypes::int32);
+  else if (which == 6) out = Tensor(random_floats(1 << 20, 9)).cast(dtypes::int32);
+  else if (which == 7) out = Tensor(random_floats(1040 * 1040, 10), {1040, 1040}).matmul(Tensor(random_floats(1040 * 1040, 11), {1040, 1040}));
+  else if (which == 8) {  // the mlp of `doorbell bench` (mlp 784-512-512-10 b256): every kernel of its schedule
+    Tensor x(random_floats(256 * 784, 12), {256, 784}), w1(random_floats(784 * 512, 13), {784, 512}), b1(random_floats(512, 14));
+    Tensor w2(random_floats(512 * 512, 15), {512, 512}), b2(random_floats(512, 16)), w3(random_floats(512 * 10, 17), {512, 10});
+    out = ((x.matmul(w1) + b1).relu().matmul(w2) + b2).relu().matmul(w3) + Tensor(random_floats(10, 18));
+  } else {  // its last layer alone: 10 outputs, not a multiple of the lanes
+    out = Tensor(random_floats(256 * 512, 19), {256, 512}).matmul(Tensor(random_floats(512 * 10, 20), {512, 10})) + Tensor(random_floats(10, 21));
+  }
   // Every kernel of the schedule (a split sum has two), each target's in order, one core.
   UOp linear = out.schedule_linear();
   std::vector<std::vector<void*>> bufs;
@@ -119,8 +127,23 @@ void BM_X86VsClang(benchmark::State& state) {
   state.counters["clang_us"] = median_us(c);
   state.counters["x86_us"] = median_us(x);
   state.counters["x86_over_clang"] = median_us(x) / median_us(c);
+  // X86_VS_CLANG_PER_KERNEL=1: each kernel of the schedule timed alone (alternated, median of 21) on stderr
+  if (std::getenv("X86_VS_CLANG_PER_KERNEL"))
+    for (size_t i = 0; i < clang.size(); i++) {
+      std::vector<double> ci, xi;
+      for (int r = 0; r < 21; r++) {
+        auto t0 = std::chrono::steady_clock::now();
+        clang[i].fn(bufs[i].data(), nullptr, 0, 1);
+        auto t1 = std::chrono::steady_clock::now();
+        x86[i].fn(bufs[i].data(), nullptr, 0, 1);
+        auto t2 = std::chrono::steady_clock::now();
+        ci.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        xi.push_back(std::chrono::duration<double, std::micro>(t2 - t1).count());
+      }
+      std::fprintf(stderr, "kernel %zu clang %.1f x86 %.1f\n", i, median_us(ci), median_us(xi));
+    }
 }
-BENCHMARK(BM_X86VsClang)->ArgName("add1M_matmul256_sum4M_exp256K_softmax512x1K_max0_1Kx1K_castI32_1M")->DenseRange(0, 6)->Iterations(21)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_X86VsClang)->ArgName("add1M_matmul256_sum4M_exp256K_softmax512x1K_max0_1Kx1K_castI32_1M_matmul1040_mlp784-512-512-10b256_mlplayer512x10b256")->DenseRange(0, 9)->Iterations(21)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace doorbell

@@ -240,7 +240,7 @@ void ScalarSelector::run() {
   for (const Statement& s : statements) any_split_ |= s.kind == StatementKind::BEGIN_LOOP && s.split;
   return_label_ = cx.new_label();
   entry();
-  for (const Statement& s : statements) statement(s);
+  for (statement_ = 0; statement_ < statements.size(); statement_++) statement(statements[statement_]);
   if (!loops_.empty()) isel_fail("a loop is not closed", loops_.back().range);
   cx.place_label(return_label_);
   cx.emit(Mn::vzeroupper, {});  // vector code may have dirtied the upper halves; SysV callers expect them clean
@@ -309,7 +309,9 @@ void ScalarSelector::statement(const Statement& s) {
     case StatementKind::VALUE:
       if (u.dtype().lanes > 1) return select_vector_value(cx, u);
       // emitted where they are read: re-emitted compares, address sums, constants (immediates where they fit)
-      if (remat_compare(u) || address_only_.count(u.get()) || scaled_offsets_.count(u.get()) || is_const(u)) return;
+      if (remat_compare(u) || address_only_.count(u.get()) || scaled_offsets_.count(u.get()) || unmade_.count(u.get()) ||
+          is_const(u))
+        return;
       cx.define(u, value(u));
       return;
     case StatementKind::ACC_INIT:
@@ -402,6 +404,7 @@ void ScalarSelector::begin_loop(const Statement& s) {
     }
   }
   l.end = end_op;
+  if (!s.split) hoist_addresses(statement_ + 1, l);
   // the top is reached from just above and from the body's end: what was made before it dominates it, so the index
   // sums stay known (a plain LABEL, not place_label, which forgets them)
   cx.emit(Mn::LABEL, {op_label(l.top)});
@@ -409,13 +412,183 @@ void ScalarSelector::begin_loop(const Statement& s) {
   loops_.push_back(l);
 }
 
+// t as stride * c + offset in a loop 0 <= c < n, through products by constants and sums with constants of signed
+// integers of 32 or 64 bits, every one of which stays within 32 bits on the whole range (so the C's int32 arithmetic
+// and the 64-bit induction agree); nullopt otherwise.
+std::optional<ScalarSelector::Linear> ScalarSelector::linear(const UOp& t, const UOp& c, __int128 n, int depth) {
+  if (t == c) return Linear{1, 0};
+  const DType d = t.dtype();
+  if (depth > 8 || d.lanes != 1 || !d.is_int() || d.is_unsigned() || natural_bits(d) < 32) return std::nullopt;
+  if (t.op() != Ops::MUL && t.op() != Ops::ADD) return std::nullopt;
+  for (size_t i = 0; i < 2; i++) {
+    std::optional<ConstValue> k = is_const(t.src(1 - i)) ? folded(t.src(1 - i)) : std::nullopt;
+    if (!k || !std::holds_alternative<int64_t>(*k)) continue;
+    std::optional<Linear> x = linear(t.src(i), c, n, depth + 1);
+    if (!x) return std::nullopt;
+    const __int128 v = int_value(d, std::get<int64_t>(*k));
+    Linear r = t.op() == Ops::MUL ? Linear{x->stride * v, x->offset * v} : Linear{x->stride, x->offset + v};
+    if (!fits_i32(v) || !fits_i32(r.stride) || !fits_i32(r.offset) || !fits_i32(r.stride * (n - 1) + r.offset))
+      return std::nullopt;
+    return r;
+  }
+  return std::nullopt;
+}
+
+// Strength reduction of an innermost loop's addresses (clang's loop-strength-reduce does the like): in the body of a
+// loop 0 <= c < n with a constant n and no loop inside, an address whose offset terms are `c * stride` (or `c`) and
+// values made before the loop is [P + size * I + disp] with P = buffer + size * (those values), made once here, and I
+// = c * stride, an induction register that starts at 0 and grows by the stride each iteration (the counter itself
+// for stride 1): one add per iteration instead of an imul and leas per row. Exact when (n - 1) * stride fits in 32
+// bits: the C's int32 product and its sign-extension then equal the 64-bit induction.
+void ScalarSelector::hoist_addresses(size_t begin, Loop& l) {
+  std::optional<ConstValue> ev = folded(l.range.src(0));
+  if (!ev || !std::holds_alternative<int64_t>(*ev)) return;
+  const __int128 n = int_value(l.range.src(0).dtype(), std::get<int64_t>(*ev));
+  if (n <= 0) return;
+  std::vector<UOp> indexes;
+  for (size_t k = begin; k < statements.size(); k++) {
+    const Statement& s = statements[k];
+    if (s.kind == StatementKind::BEGIN_LOOP) return;  // not innermost: values across an inner loop cost registers
+    if (s.kind == StatementKind::END_LOOP) break;
+    bool access = (s.kind == StatementKind::VALUE && s.u.op() == Ops::LOAD) || s.kind == StatementKind::STORE;
+    if (access && !s.u.src().empty() && s.u.src(0).op() == Ops::INDEX && s.u.src(0).src().size() >= 2 &&
+        indexed_buffer(s.u.src(0)).op() == Ops::PARAM && indexed_buffer(s.u.src(0)).arg_as<ParamArg>().addrspace == AddrSpace::GLOBAL)
+      indexes.push_back(s.u.src(0));
+  }
+  constexpr int kMaxRegisters = 6;  // live across the whole loop: more would crowd the body's own values
+  int registers = 0;
+  std::map<std::pair<int64_t, std::vector<const UOpNode*>>, Reg> bases;  // (buffer slot, invariant terms) -> P
+  std::map<int64_t, Reg> steps;                                          // stride -> I
+  for (const UOp& index : indexes) {
+    if (hoisted_.count(index.get())) continue;
+    const UOp& buf = indexed_buffer(index);
+    const int64_t slot = buf.arg_as<ParamArg>().slot;
+    const int64_t size = buf.dtype().scalar().itemsize();
+    auto base_it = buffer_base_.find(slot);
+    if (base_it == buffer_base_.end() || !(size == 1 || size == 2 || size == 4 || size == 8)) continue;
+    __int128 disp = 0;
+    std::vector<UOp> terms, invariant;
+    offset_terms(index.src(1), size, 0, disp, terms);
+    std::optional<int64_t> stride;
+    __int128 offset = 0;  // the linear term's constant part, scaled: into the displacement
+    bool ok = true;
+    for (const UOp& t : terms) {
+      const DType d = t.dtype();
+      if (!d.is_int() || d.lanes != 1) ok = false;
+      else if (std::optional<Linear> lin = linear(t, l.range, n)) {
+        if (stride || !fits_i32(disp + lin->offset * size) || !fits_i32(lin->offset * size)) ok = false;
+        else stride = static_cast<int64_t>(lin->stride), disp += lin->offset * size, offset = lin->offset * size;
+      } else if (cx.defined(t) && !is_const(t)) invariant.push_back(t);
+      else ok = false;
+    }
+    if (!ok || (invariant.empty() && !stride)) continue;
+    std::sort(invariant.begin(), invariant.end(), [](const UOp& a, const UOp& b) { return a.get() < b.get(); });
+    std::vector<const UOpNode*> key;
+    for (const UOp& t : invariant) key.push_back(t.get());
+    const bool new_base = !invariant.empty() && !bases.count({slot, key});
+    const bool new_step = stride && *stride != 1 && !steps.count(*stride);
+    if (registers + new_base + new_step > kMaxRegisters) continue;
+    registers += new_base + new_step;
+    Hoisted h;
+    h.base = base_it->second;
+    h.disp = static_cast<int32_t>(offset);
+    if (new_base) {
+      Reg sum = ext(invariant[0], 64);
+      for (size_t i = 1; i < invariant.size(); i++) {
+        Reg t = ext(invariant[i], 64), next = cx.new_gpr();
+        Mem a;
+        a.bits = 0;
+        a.base = with_bits(sum, 64);
+        a.has_index = true;
+        a.index = with_bits(t, 64);
+        cx.emit(Mn::lea, {op_reg(next), op_mem(a)});
+        sum = next;
+      }
+      Reg p = cx.new_gpr();
+      Mem a;
+      a.bits = 0;
+      a.base = with_bits(base_it->second, 64);
+      a.has_index = true;
+      a.index = with_bits(sum, 64);
+      a.scale = static_cast<uint8_t>(size);
+      cx.emit(Mn::lea, {op_reg(p), op_mem(a)});
+      bases[{slot, key}] = p;
+    }
+    if (!invariant.empty()) h.base = bases[{slot, key}];
+    if (stride) {
+      h.has_index = true;
+      if (*stride == 1) {
+        h.index = l.counter;
+      } else {
+        if (new_step) {
+          Reg r = cx.new_gpr();
+          cx.emit(Mn::mov, {op_reg(with_bits(r, 32)), op_imm(0)});
+          steps[*stride] = r;
+          l.steps.emplace_back(r, *stride);
+        }
+        h.index = steps[*stride];
+      }
+    }
+    hoisted_[index.get()] = h;
+    l.hoisted.push_back(index.get());
+  }
+  // integer sums and products in the body are not made when only hoisted addresses read them (through address sums)
+  std::unordered_map<const UOpNode*, bool> covered;
+  auto is_covered = [&](auto&& self, const UOp& u, int depth) -> bool {
+    if (auto it = covered.find(u.get()); it != covered.end()) return it->second;
+    auto cons = consumers_.find(u.get());
+    bool ok = cons != consumers_.end() && !cons->second.empty() && depth < 8;
+    if (ok)
+      for (const auto& [c, i] : cons->second)
+        ok &= (c.op() == Ops::INDEX && i == 1 && hoisted_.count(c.get())) ||
+              ((address_only_.count(c.get()) || unmade_.count(c.get())) && self(self, c, depth + 1));
+    return covered[u.get()] = ok;
+  };
+  std::vector<UOp> candidates;
+  for (size_t k = begin; k < statements.size() && statements[k].kind != StatementKind::END_LOOP; k++) {
+    const UOp& u = statements[k].u;
+    if (statements[k].kind == StatementKind::VALUE && (u.op() == Ops::MUL || u.op() == Ops::ADD) && u.dtype().lanes == 1 &&
+        u.dtype().is_int())
+      candidates.push_back(u);
+  }
+  for (size_t k = candidates.size(); k-- > 0;)  // readers before what they read
+    if (is_covered(is_covered, candidates[k], 0)) unmade_.insert(candidates[k].get());
+}
+
 void ScalarSelector::end_loop() {
   Loop l = loops_.back();
   loops_.pop_back();
+  for (const auto& [r, step] : l.steps) cx.emit(Mn::add, {op_reg(r), op_imm(step)});
+  for (const UOpNode* n : l.hoisted) hoisted_.erase(n);
   cx.emit(Mn::add, {op_reg(l.counter), op_imm(1)});
   cx.emit(Mn::cmp, {op_reg(l.counter), *l.end});
   cx.emit(Mn::jl, {op_label(l.top)});
   cx.place_label(l.exit);
+}
+
+// The terms of an INDEX offset (see element): constants summed into `disp` (scaled by the element size), the rest
+// appended to `terms`.
+void ScalarSelector::offset_terms(const UOp& off, int64_t size, int depth, __int128& disp, std::vector<UOp>& terms) {
+  if (std::optional<ConstValue> cv = folded(off); cv && std::holds_alternative<int64_t>(*cv)) {
+    __int128 c = int_value(off.dtype(), std::get<int64_t>(*cv));
+    if (fits_i32(disp + c * size)) {
+      disp += c * size;
+      return;
+    }
+  }
+  if (auto so = scaled_offsets_.find(off.get()); so != scaled_offsets_.end() && depth < 8 &&
+                                                 fits_i32(disp + so->second.add * size)) {
+    disp += so->second.add * size;
+    offset_terms(so->second.base, size, depth + 1, disp, terms);
+    return;
+  }
+  bool with_const = off.op() == Ops::ADD && (is_const(off.src(0)) || is_const(off.src(1)));
+  if (off.op() == Ops::ADD && off.dtype().is_int() && depth < 8 && (address_only_.count(off.get()) || with_const)) {
+    offset_terms(off.src(0), size, depth + 1, disp, terms);
+    offset_terms(off.src(1), size, depth + 1, disp, terms);
+    return;
+  }
+  terms.push_back(off);
 }
 
 // [base + offset * size + disp]: the offset's constant terms go into the displacement; its other terms (through the
@@ -433,29 +606,18 @@ Mem ScalarSelector::element(const UOp& index, uint16_t access_bits) {
   Mem m = at(base_it->second, 0, access_bits);
   __int128 disp = 0;
   std::vector<UOp> terms;
-  auto collect = [&](auto&& self, const UOp& off, int depth) -> void {
-    if (std::optional<ConstValue> cv = folded(off); cv && std::holds_alternative<int64_t>(*cv)) {
-      __int128 c = int_value(off.dtype(), std::get<int64_t>(*cv));
-      if (fits_i32(disp + c * size)) {
-        disp += c * size;
-        return;
-      }
+  offset_terms(index.src(1), size, 0, disp, terms);
+  if (auto hoisted = hoisted_.find(index.get()); hoisted != hoisted_.end()) {  // the loop's preheader made its parts
+    m.base = with_bits(hoisted->second.base, 64);
+    if (!fits_i32(disp + hoisted->second.disp)) isel_fail("an address displacement out of 32 bits", index);
+    m.disp = static_cast<int32_t>(disp + hoisted->second.disp);
+    if (hoisted->second.has_index) {
+      m.has_index = true;
+      m.index = with_bits(hoisted->second.index, 64);
+      m.scale = static_cast<uint8_t>(size);
     }
-    if (auto so = scaled_offsets_.find(off.get()); so != scaled_offsets_.end() && depth < 8 &&
-                                                   fits_i32(disp + so->second.add * size)) {
-      disp += so->second.add * size;
-      self(self, so->second.base, depth + 1);
-      return;
-    }
-    bool with_const = off.op() == Ops::ADD && (is_const(off.src(0)) || is_const(off.src(1)));
-    if (off.op() == Ops::ADD && off.dtype().is_int() && depth < 8 && (address_only_.count(off.get()) || with_const)) {
-      self(self, off.src(0), depth + 1);
-      self(self, off.src(1), depth + 1);
-      return;
-    }
-    terms.push_back(off);
-  };
-  collect(collect, index.src(1), 0);
+    return m;
+  }
   m.disp = static_cast<int32_t>(disp);
   if (terms.empty()) return m;
   std::sort(terms.begin(), terms.end(), [](const UOp& a, const UOp& b) { return a.get() < b.get(); });

@@ -49,6 +49,8 @@ class ScalarSelector {
     std::optional<Operand> end;  // register or immediate
     int32_t top = -1, exit = -1;
     bool split = false;
+    std::vector<std::pair<Reg, int64_t>> steps;  // induction registers and what each iteration adds (end_loop)
+    std::vector<const UOpNode*> hoisted;         // the INDEX nodes whose address parts its preheader made
   };
 
   // --- isel.cpp: framework
@@ -70,6 +72,12 @@ class ScalarSelector {
   };
   std::optional<RowOffset> row_offset(const UOp& u);
   void scaled_offset(const UOp& u, size_t k);
+  void offset_terms(const UOp& off, int64_t size, int depth, __int128& disp, std::vector<UOp>& terms);
+  void hoist_addresses(size_t begin, Loop& l);
+  struct Linear {
+    __int128 stride = 0, offset = 0;
+  };
+  std::optional<Linear> linear(const UOp& t, const UOp& c, __int128 n, int depth = 0);
 
   // --- isel_scalar_alu.cpp: values
  public:  // the framework and the value selector share these
@@ -137,6 +145,17 @@ class ScalarSelector {
   std::map<std::vector<const UOpNode*>, Reg> sum_cache_;  // the index register of a set of offset terms
   std::unordered_map<const UOpNode*, std::optional<ConstValue>> folded_;
   std::unordered_map<int64_t, Reg> buffer_base_;       // PARAM slot -> base pointer register
+  // Addresses of an innermost loop's body strength-reduced in its preheader (hoist_addresses): [base + size * index]
+  // + disp where base = buffer + size * (the loop-invariant terms) and index = counter * stride, an induction register
+  // advanced by the stride at the loop's end (or the counter itself for stride 1).
+  struct Hoisted {
+    Reg base, index;
+    bool has_index = false;
+    int32_t disp = 0;  // added to the offset's own constant terms: the induction's constant part
+  };
+  std::unordered_map<const UOpNode*, Hoisted> hoisted_;
+  std::unordered_set<const UOpNode*> unmade_;  // c * stride read only by hoisted addresses: made where read, if ever
+  size_t statement_ = 0;  // the index of the statement being selected
 };
 
 // Width helpers shared by both files.

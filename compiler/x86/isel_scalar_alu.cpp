@@ -101,6 +101,7 @@ Reg ScalarSelector::scalar(const UOp& u) {
   if (is_cmp(u.op()) && remat_compare(u)) return materialize_compare(u);
   if (u.op() == Ops::ADD && address_only_.count(u.get())) return value(u);  // read as a value after all: made here
   if (u.op() == Ops::MUL && scaled_offsets_.count(u.get())) return value(u);
+  if (unmade_.count(u.get())) return value(u);  // c * stride and sums only hoisted addresses were to read
   return cx.reg_of(u);  // throws naming u
 }
 
@@ -592,6 +593,19 @@ Reg ScalarSelector::select_where(const UOp& u) {
   }
   if (d.is_float()) {
     bool dbl = is_double_dtype(d);
+    // (p < q) ? q : p is MAXSS(q, p) and (p < q) ? p : q is MINSS(p, q): each gives its first operand when that is
+    // greater (less) and else its second, NaNs and equal zeros included, as the ternary (SDM vol. 2 ch. 4, MAXSS,
+    // MINSS): one instruction instead of a compare and a blend (relu is (0 < x) ? x : 0)
+    if (c.op() == Ops::CMPLT && c.src().size() == 2 && !is_half_dtype(d) && c.src(0).dtype() == d) {
+      const UOp &p = c.src(0), &q = c.src(1);
+      const bool max = x == q && y == p, min = x == p && y == q;
+      if (max || min) {
+        Reg r = cx.new_vec(128);
+        Mn mn = max ? (dbl ? Mn::vmaxsd : Mn::vmaxss) : (dbl ? Mn::vminsd : Mn::vminss);
+        cx.emit(mn, {X(r), X(scalar(max ? q : p)), float_src(max ? p : q)});
+        return r;
+      }
+    }
     Reg rx = scalar(x), ry = scalar(y);
     Sel m;
     if (is_cmp(c.op()) && c.src(0).dtype().is_float() && c.src(0).dtype().lanes == 1) {

@@ -293,6 +293,26 @@ TEST(IselScalarRun, FloatArithmeticMatchesClang) {
   }
 }
 
+// (p < q) ? q : p, (p < q) ? p : q (selected as vmaxss / vminss, vmaxsd / vminsd) and relu's (0 < x) ? x : 0 on
+// every pair of edge values (NaN, +-0, +-inf, denormals): clang's bytes.
+TEST(IselScalarRun, WhereOfACompareOfItsOwnOperandsMatchesClang) {
+  SKIP_WITHOUT_C_COMPILER();
+  for (DType d : {dtypes::float32, dtypes::float64}) {
+    auto where = [d](bool max) {
+      return [d, max](const std::vector<UOp>& s, const UOp&, const std::vector<UOp>&) {
+        UOp lt = UOp::make(Ops::CMPLT, dtypes::bool_, {s[0], s[1]});
+        return UOp::make(Ops::WHERE, d, {lt, max ? s[1] : s[0], max ? s[0] : s[1]});
+      };
+    };
+    check_values(d, {d, d}, where(true), "(p < q) ? q : p of " + d.name());
+    check_values(d, {d, d}, where(false), "(p < q) ? p : q of " + d.name());
+    check_values(d, {d}, [d](const std::vector<UOp>& s, const UOp&, const std::vector<UOp>&) {
+      UOp zero = UOp::const_(d, ConstValue{0.0});
+      return UOp::make(Ops::WHERE, d, {UOp::make(Ops::CMPLT, dtypes::bool_, {zero, s[0]}), s[0], zero});
+    }, "relu of " + d.name());
+  }
+}
+
 TEST(IselScalarRun, WhereOfEveryDtypeMatchesClang) {
   SKIP_WITHOUT_C_COMPILER();
   std::vector<DType> all = kInts;

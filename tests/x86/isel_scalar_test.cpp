@@ -111,11 +111,26 @@ TEST(IselScalar, AnIntegerCompareReadOnlyByAWhereBecomesCmpAndCmov) {
 
 TEST(IselScalar, AFloatCompareReadOnlyByAWhereBecomesAMaskAndABlend) {
   NooptScope noopt(true);
-  Tensor a(std::vector<float>{1, -2, 3}), b(std::vector<float>{0, 5, 3});
-  MachineFunction mf = select((a < b).where(a, b));
+  Tensor a(std::vector<float>{1, -2, 3}), b(std::vector<float>{0, 5, 3}), c(std::vector<float>{7, 8, 9});
+  MachineFunction mf = select((a < b).where(a, c));
   EXPECT_EQ(count(mf, Mn::vcmpss), 1) << listing(mf);
   EXPECT_EQ(count(mf, Mn::vblendvps), 1) << listing(mf);
   EXPECT_EQ(count(mf, Mn::seta), 0) << listing(mf);
+}
+
+// MAXSS / MINSS give the ternary's answer (firmware-notes/x86-isel.md): no compare, no blend.
+TEST(IselScalar, AWhereOfACompareOfItsOwnOperandsIsOneVmaxssOrVminss) {
+  NooptScope noopt(true);
+  Tensor a(std::vector<float>{1, -2, 3}), b(std::vector<float>{0, 5, 3});
+  for (bool max : {true, false}) {
+    MachineFunction mf = select(max ? (a < b).where(b, a) : (a < b).where(a, b));
+    EXPECT_EQ(count(mf, Mn::vmaxss), max ? 1 : 0) << listing(mf);
+    EXPECT_EQ(count(mf, Mn::vminss), max ? 0 : 1) << listing(mf);
+    EXPECT_EQ(count(mf, Mn::vcmpss) + count(mf, Mn::vblendvps) + count(mf, Mn::vucomiss), 0) << listing(mf);
+  }
+  MachineFunction relu = select(a.relu());
+  EXPECT_EQ(count(relu, Mn::vmaxss), 1) << listing(relu);
+  EXPECT_EQ(count(relu, Mn::vcmpss) + count(relu, Mn::vblendvps), 0) << listing(relu);
 }
 
 TEST(IselScalar, ASplitLoopDividesItsRangeWithA128BitProduct) {
