@@ -4,7 +4,8 @@
 // independent accumulators).
 // BM_X86VsClang: the same kernels (and a sum, an exp, a softmax, a max over axis 0 and a cast to int32) compiled by both CPU targets, the C target (clang)
 // and the X86 target (compiler/x86), run alternately on one core in the same run: medians and the ratio x86 / clang
-// (the targets: memory-bound kernels <= 1.2, matmul <= 2).
+// (the targets: memory-bound kernels <= 1.2, matmul <= 2). BM_CompileLatencyX86VsClang: the compile latency
+// per kernel of the same programs, x86 against clang (target: >= 100x, median).
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -20,11 +21,15 @@
 #include "compiler/optimizer.h"
 #include "compiler/program.h"
 #include "compiler/x86/x86_target.h"
+#include "bench/compile_latency.h"
 #include "frontend/tensor.h"
 #include "hcq/host_buffers.h"
 
 namespace doorbell {
 namespace {
+
+// Before main: the object cache reads it on first use (BM_CompileLatencyX86VsClang times clang itself).
+[[maybe_unused]] const bool kNoDiskCache = [] { return setenv("DISABLE_COMPILER_CACHE", "1", 1) == 0; }();
 
 std::vector<float> random_floats(size_t n, unsigned seed) {
   std::mt19937 rng(seed);
@@ -81,8 +86,9 @@ double median_us(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-void BM_X86VsClang(benchmark::State& state) {
-  const int which = static_cast<int>(state.range(0));
+// The programs BM_X86VsClang and BM_CompileLatencyX86VsClang measure, by index.
+constexpr int kX86VsClangPrograms = 10;
+Tensor x86_vs_clang_program(int which) {
   Tensor out;
   if (which == 0) out = Tensor(random_floats(1 << 20, 1)) + Tensor(random_floats(1 << 20, 2));
   else if (which == 1) out = Tensor(random_floats(256 * 256, 3), {256, 256}).matmul(Tensor(random_floats(256 * 256, 4), {256, 256}));
@@ -99,6 +105,11 @@ void BM_X86VsClang(benchmark::State& state) {
   } else {  // its last layer alone: 10 outputs, not a multiple of the lanes
     out = Tensor(random_floats(256 * 512, 19), {256, 512}).matmul(Tensor(random_floats(512 * 10, 20), {512, 10})) + Tensor(random_floats(10, 21));
   }
+  return out;
+}
+
+void BM_X86VsClang(benchmark::State& state) {
+  Tensor out = x86_vs_clang_program(static_cast<int>(state.range(0)));
   // Every kernel of the schedule (a split sum has two), each target's in order, one core.
   UOp linear = out.schedule_linear();
   std::vector<std::vector<void*>> bufs;
@@ -143,7 +154,19 @@ void BM_X86VsClang(benchmark::State& state) {
       std::fprintf(stderr, "kernel %zu clang %.1f x86 %.1f\n", i, median_us(ci), median_us(xi));
     }
 }
-BENCHMARK(BM_X86VsClang)->ArgName("add1M_matmul256_sum4M_exp256K_softmax512x1K_max0_1Kx1K_castI32_1M_matmul1040_mlp784-512-512-10b256_mlplayer512x10b256")->DenseRange(0, 9)->Iterations(21)->Unit(benchmark::kMicrosecond);
+// Compile latency per kernel of those programs' schedules, x86 against clang in the same run (bench/compile_latency.h;
+// the disk object cache is off in this binary, so clang compiles every time).
+void BM_CompileLatencyX86VsClang(benchmark::State& state) {
+  std::vector<UOp> kernels;
+  for (int which = 0; which < kX86VsClangPrograms; which++) {
+    const UOp linear = x86_vs_clang_program(which).schedule_linear();
+    for (const UOp& call : linear.src()) kernels.push_back(call.src(0));
+  }
+  bench_support::compile_latency_x86_vs_clang(state, kernels);
+}
+BENCHMARK(BM_CompileLatencyX86VsClang)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+BENCHMARK(BM_X86VsClang)->ArgName("add1M_matmul256_sum4M_exp256K_softmax512x1K_max0_1Kx1K_castI32_1M_matmul1040_mlp784-512-512-10b256_mlplayer512x10b256")->DenseRange(0, kX86VsClangPrograms - 1)->Iterations(21)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace doorbell
