@@ -48,14 +48,7 @@ Cc negate(Cc c) { return kNegate[static_cast<int>(c)]; }
 
 namespace {
 
-Mem arg_slot(int slot, uint16_t bits) {
-  Mem m;
-  m.kind = MemBase::ARG;
-  m.has_base = false;
-  m.slot = slot;
-  m.bits = bits;
-  return m;
-}
+Mem arg_slot(int slot, uint16_t bits) { return frame_slot(MemBase::ARG, slot, bits); }
 
 Mem at(Reg base, int32_t disp, uint16_t bits) {
   Mem m;
@@ -80,13 +73,7 @@ IselContext::IselContext(MachineFunction& f, const IselOptions& o) : mf(f), opti
 }
 
 Inst& IselContext::emit(Mn op, std::initializer_list<Operand> operands) {
-  if (operands.size() > 4) throw std::invalid_argument("x86 isel: " + std::string(mnemonic_name(op)) + " with more than 4 operands");
-  Inst inst;
-  inst.op = op;
-  inst.n = static_cast<uint8_t>(operands.size());
-  int k = 0;
-  for (const Operand& o : operands) inst.o[k++] = o;
-  mf.code.push_back(inst);
+  mf.code.push_back(make_inst(op, operands));
   return mf.code.back();
 }
 
@@ -115,11 +102,7 @@ Mem IselContext::constant(const std::string& bytes, uint32_t align, uint16_t acc
 }
 
 Mem IselContext::local_slot(uint32_t bytes, uint16_t access_bits) {
-  Mem m;
-  m.kind = MemBase::LOCAL;
-  m.has_base = false;
-  m.slot = static_cast<int32_t>(mf.locals.size());
-  m.bits = access_bits;
+  Mem m = frame_slot(MemBase::LOCAL, static_cast<int32_t>(mf.locals.size()), access_bits);
   mf.locals.push_back(bytes);
   return m;
 }
@@ -493,17 +476,7 @@ void ScalarSelector::hoist_addresses(size_t begin, Loop& l) {
     h.base = base_it->second;
     h.disp = static_cast<int32_t>(offset);
     if (new_base) {
-      Reg sum = ext(invariant[0], 64);
-      for (size_t i = 1; i < invariant.size(); i++) {
-        Reg t = ext(invariant[i], 64), next = cx.new_gpr();
-        Mem a;
-        a.bits = 0;
-        a.base = with_bits(sum, 64);
-        a.has_index = true;
-        a.index = with_bits(t, 64);
-        cx.emit(Mn::lea, {op_reg(next), op_mem(a)});
-        sum = next;
-      }
+      Reg sum = sum_terms(invariant);
       Reg p = cx.new_gpr();
       Mem a;
       a.bits = 0;
@@ -568,6 +541,21 @@ void ScalarSelector::end_loop() {
 
 // The terms of an INDEX offset (see element): constants summed into `disp` (scaled by the element size), the rest
 // appended to `terms`.
+Reg ScalarSelector::sum_terms(const std::vector<UOp>& terms) {
+  Reg sum = ext(terms[0], 64);
+  for (size_t i = 1; i < terms.size(); i++) {
+    Reg t = ext(terms[i], 64), next = cx.new_gpr();
+    Mem a;
+    a.bits = 0;
+    a.base = with_bits(sum, 64);
+    a.has_index = true;
+    a.index = with_bits(t, 64);
+    cx.emit(Mn::lea, {op_reg(next), op_mem(a)});
+    sum = next;
+  }
+  return sum;
+}
+
 void ScalarSelector::offset_terms(const UOp& off, int64_t size, int depth, __int128& disp, std::vector<UOp>& terms) {
   if (std::optional<ConstValue> cv = folded(off); cv && std::holds_alternative<int64_t>(*cv)) {
     __int128 c = int_value(off.dtype(), std::get<int64_t>(*cv));
@@ -628,17 +616,7 @@ Mem ScalarSelector::element(const UOp& index, uint16_t access_bits) {
   if (cached != sum_cache_.end()) {
     idx = cached->second;
   } else {
-    idx = ext(terms[0], 64);
-    for (size_t i = 1; i < terms.size(); i++) {
-      Reg t = ext(terms[i], 64), sum = cx.new_gpr();
-      Mem a;
-      a.bits = 0;
-      a.base = with_bits(idx, 64);
-      a.has_index = true;
-      a.index = with_bits(t, 64);
-      cx.emit(Mn::lea, {op_reg(sum), op_mem(a)});
-      idx = sum;
-    }
+    idx = sum_terms(terms);
     if (!(size == 1 || size == 2 || size == 4 || size == 8)) {
       Reg scaled = cx.new_gpr();
       cx.emit(Mn::imul, {op_reg(scaled), op_reg(with_bits(idx, 64)), op_imm(size)});

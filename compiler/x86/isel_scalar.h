@@ -97,6 +97,7 @@ class ScalarSelector {
   std::optional<ConstValue> folded(const UOp& u);
   bool is_const(const UOp& u) { return folded(u).has_value(); }
   Reg ext(const UOp& u, uint16_t bits);  // u's integer value sign- or zero-extended to 32 or 64 bits
+  Reg sum_terms(const std::vector<UOp>& terms);  // the 64-bit sum of nonempty `terms`, each extended, by a lea chain
   Reg copy(Reg r);
   std::optional<Operand> imm(const UOp& u, uint16_t width) const;
   Operand float_src(const UOp& u);  // a register, or the pool constant

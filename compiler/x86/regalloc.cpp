@@ -66,23 +66,11 @@ bool is_copy(const Inst& inst) {
   }
 }
 
-Inst make(Mn op, std::initializer_list<Operand> ops) {
-  Inst i;
-  i.op = op;
-  for (const Operand& o : ops) i.o[i.n++] = o;
-  return i;
-}
+Inst make(Mn op, std::initializer_list<Operand> ops) { return make_inst(op, ops); }
 
 Reg phys(RegClass cls, uint32_t num, uint16_t bits) { return Reg{cls, false, bits, num}; }
 
-Operand slot_operand(int32_t slot, uint16_t bits) {
-  Mem m;
-  m.kind = MemBase::SPILL;
-  m.has_base = false;
-  m.bits = bits;
-  m.slot = slot;
-  return op_mem(m);
-}
+Operand slot_operand(int32_t slot, uint16_t bits) { return op_mem(frame_slot(MemBase::SPILL, slot, bits)); }
 
 // Whole-register moves between a register and a slot, or two registers: movs only, so flags survive.
 Inst load(RegClass cls, uint32_t reg, int32_t slot, uint16_t bits) {

@@ -18,12 +18,7 @@ namespace {
 constexpr int32_t kSavedRsp = 32;
 constexpr uint32_t kFirstSpill = 40;
 
-Inst make(Mn op, std::initializer_list<Operand> ops) {
-  Inst i;
-  i.op = op;
-  for (const Operand& o : ops) i.o[i.n++] = o;
-  return i;
-}
+Inst make(Mn op, std::initializer_list<Operand> ops) { return make_inst(op, ops); }
 
 Operand at_rsp(int32_t disp, uint16_t bits) {
   Mem m;

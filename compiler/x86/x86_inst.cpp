@@ -41,6 +41,15 @@ bool writes_nothing(Mn op) {
 
 }  // namespace
 
+Inst make_inst(Mn op, std::initializer_list<Operand> operands) {
+  if (operands.size() > 4)
+    throw std::invalid_argument(std::string(mnemonic_name(op)) + " with " + std::to_string(operands.size()) + " operands; expected at most 4");
+  Inst inst;
+  inst.op = op;
+  for (const Operand& o : operands) inst.o[inst.n++] = o;
+  return inst;
+}
+
 std::string_view mnemonic_name(Mn op) { return strip(kNames[static_cast<size_t>(op)]); }
 
 bool mnemonic_from_name(std::string_view name, Mn& out) {

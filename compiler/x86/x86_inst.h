@@ -13,6 +13,7 @@
 // when the allocator finishes the frame; the encoder never sees them.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,6 +107,15 @@ struct Operand {
 inline Operand op_reg(Reg r) { Operand o; o.kind = Operand::Kind::REG; o.reg = r; return o; }
 inline Operand op_imm(int64_t v) { Operand o; o.kind = Operand::Kind::IMM; o.imm = v; return o; }
 inline Operand op_mem(Mem m) { Operand o; o.kind = Operand::Kind::MEM; o.mem = m; return o; }
+// Frame slot `slot` of `kind` (ARG, SPILL, LOCAL), accessed at `bits`.
+inline Mem frame_slot(MemBase kind, int32_t slot, uint16_t bits) {
+  Mem m;
+  m.kind = kind;
+  m.has_base = false;
+  m.slot = slot;
+  m.bits = bits;
+  return m;
+}
 inline Operand op_label(int32_t id) { Operand o; o.kind = Operand::Kind::LABEL; o.imm = id; return o; }
 inline Operand op_symbol(int32_t index) { Operand o; o.kind = Operand::Kind::SYMBOL; o.imm = index; return o; }
 
@@ -126,6 +136,9 @@ struct Inst {
   // this instruction before a use instead of spilling the value (rematerialization).
   bool remat = false;
 };
+
+// An instruction of `op` with `operands` in Intel order. More than 4 throws std::invalid_argument naming `op`.
+Inst make_inst(Mn op, std::initializer_list<Operand> operands);
 
 // A constant of the function's pool, placed after its code, `align`-aligned, addressed [rip + label].
 struct ConstantData {

@@ -34,14 +34,7 @@ inline Operand MI(Reg base, Reg index, uint8_t scale, int32_t disp, uint16_t bit
   m.bits = bits;
   return op_mem(m);
 }
-inline Operand Slot(MemBase kind, int32_t slot, uint16_t bits) {
-  Mem m;
-  m.kind = kind;
-  m.has_base = false;
-  m.slot = slot;
-  m.bits = bits;
-  return op_mem(m);
-}
+inline Operand Slot(MemBase kind, int32_t slot, uint16_t bits) { return op_mem(frame_slot(kind, slot, bits)); }
 
 // A kernel under construction: out = buffer 0, in = buffer 1, loaded from the ARG 0 pointer array.
 struct Fn {
@@ -61,10 +54,7 @@ struct Fn {
   Reg k() { return mf.new_vreg(RegClass::MASK, 16); }
   int32_t pos() const { return static_cast<int32_t>(mf.code.size()); }
   Inst& e(Mn op, std::initializer_list<Operand> ops) {
-    Inst i;
-    i.op = op;
-    for (const Operand& o : ops) i.o[i.n++] = o;
-    mf.code.push_back(i);
+    mf.code.push_back(make_inst(op, ops));
     return mf.code.back();
   }
   Inst& tied(Mn op, std::initializer_list<Operand> ops) {

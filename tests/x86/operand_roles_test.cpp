@@ -9,12 +9,7 @@
 namespace doorbell::x86 {
 namespace {
 
-Inst make(Mn op, std::initializer_list<Operand> ops) {
-  Inst i;
-  i.op = op;
-  for (const Operand& o : ops) i.o[i.n++] = o;
-  return i;
-}
+Inst make(Mn op, std::initializer_list<Operand> ops) { return make_inst(op, ops); }
 
 std::vector<Role> roles(const Inst& i) {
   Role r[4];

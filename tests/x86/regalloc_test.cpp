@@ -581,10 +581,7 @@ TEST(RegallocIntervals, LoopWidening) {
   Reg a = g(), acc = g(), t = g(), c = g(), carried = g(), d = g();
   int32_t l = mf.new_label();
   auto e = [&](Mn op, std::initializer_list<Operand> ops) -> Inst& {
-    Inst i;
-    i.op = op;
-    for (const Operand& o : ops) i.o[i.n++] = o;
-    mf.code.push_back(i);
+    mf.code.push_back(make_inst(op, ops));
     return mf.code.back();
   };
   e(Mn::mov, {R(a), I(1)}).remat = true;

@@ -178,10 +178,7 @@ MachineFunction sample_function() {
   mf.constants.push_back(ConstantData{pool, 32, std::string("\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40"
                                                             "\x00\x00\xa0\x40\x00\x00\xc0\x40\x00\x00\xe0\x40\x00\x00\x00\x41", 32)});
   auto inst = [&](Mn op, std::initializer_list<Operand> ops) {
-    Inst i;
-    i.op = op;
-    for (const Operand& o : ops) i.o[i.n++] = o;
-    mf.code.push_back(i);
+    mf.code.push_back(make_inst(op, ops));
     return &mf.code.back();
   };
   Mem arg;
