@@ -63,9 +63,10 @@ set(LLVM_ACCEPT_CHECK doorbell_accept_llvm)
 
 # One switch for a machine without our Debian packages (a lent GPU machine: g++, CMake, ninja, CUDA): every optional
 # dependency off, so the libraries, `doorbell` and `doorbell check` build from the compiler alone.
-option(DOORBELL_MINIMAL "Switch every optional dependency off (LLVM, GoogleTest, Google Benchmark, libpciaccess)" OFF)
+option(DOORBELL_MINIMAL "Switch every optional dependency off (LLVM, GoogleTest, Google Benchmark, libpciaccess, Vulkan)" OFF)
 if(DOORBELL_MINIMAL)
-  foreach(dependency_option DOORBELL_WITH_LLVM DOORBELL_WITH_TESTS DOORBELL_WITH_BENCH DOORBELL_WITH_PCIACCESS)
+  foreach(dependency_option DOORBELL_WITH_LLVM DOORBELL_WITH_TESTS DOORBELL_WITH_BENCH DOORBELL_WITH_PCIACCESS
+          DOORBELL_WITH_VULKAN)
     set(${dependency_option} OFF CACHE BOOL "switched off by DOORBELL_MINIMAL" FORCE)
   endforeach()
 endif()
@@ -80,6 +81,10 @@ doorbell_optional_dependency(DOORBELL_WITH_BENCH "Build the Google Benchmark sui
 # (kernel-interface/pci/pci_source.h); the code sees DOORBELL_HAVE_PCIACCESS=1 or 0 (cmake/FindPciaccess.cmake).
 doorbell_optional_dependency(DOORBELL_WITH_PCIACCESS "Read PCI devices through libpciaccess" libpciaccess-dev
   Pciaccess)
+# The Vulkan backend (hcq/vk/, DEV=VK) links the Vulkan loader (libvulkan) and includes its headers; its tests run on
+# Mesa's lavapipe (mesa-vulkan-drivers) and check every SPIR-V module with spirv-val (spirv-tools). The SPIR-V
+# renderer itself (compiler/spirv/) needs none of them and is always built.
+doorbell_optional_dependency(DOORBELL_WITH_VULKAN "Build the Vulkan backend (DEV=VK)" libvulkan-dev Vulkan)
 
 if(DOORBELL_WITH_LLVM)
   # Only the compiler layer links LLVM (compiler/gpu/llvm/: the in-process AMDGPU compiler), so it stays out of the

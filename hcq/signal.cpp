@@ -37,11 +37,18 @@ Signal::Signal(std::string device, std::string name, SignalPlacement placement, 
       interrupt_context_(placement.interrupt_context),
       ns_per_tick_num_(placement.ns_per_tick_num),
       ns_per_tick_den_(placement.ns_per_tick_den),
+      read_value_(placement.read_value),
+      write_value_(placement.write_value),
+      read_timestamp_(placement.read_timestamp),
+      value_context_(placement.value_context),
       device_(std::move(device)),
       name_(std::move(name)) {
   if (ns_per_tick_num_ == 0 || ns_per_tick_den_ == 0)
     throw std::invalid_argument(device_ + ": signal '" + name_ + "' with a timestamp tick of " + std::to_string(ns_per_tick_num_) + "/" +
                                 std::to_string(ns_per_tick_den_) + " ns; expected a nonzero fraction");
+  if ((read_value_ != nullptr) != (write_value_ != nullptr) || (read_value_ != nullptr && device_wakes_waiters_))
+    throw std::invalid_argument(device_ + ": signal '" + name_ + "' kept by its device needs both read_value and write_value and "
+                                "device_wakes_waiters false (its waiters poll)");
   if (placement.memory != nullptr) memory_ = placement.memory;
   memory_->value.store(initial, std::memory_order_relaxed);
   memory_->timestamp.store(0, std::memory_order_relaxed);
@@ -63,6 +70,7 @@ uint64_t Signal::ns_to_ticks(uint64_t ns) const {
 }
 
 uint64_t Signal::timestamp() const {
+  if (read_timestamp_ != nullptr) return ticks_to_ns(read_timestamp_(value_context_));
   uint64_t t = memory_->timestamp.load(std::memory_order_acquire);
   if (second_timestamp_ != nullptr) t = std::max(t, second_timestamp_->load(std::memory_order_acquire));
   return ticks_to_ns(t);
@@ -77,6 +85,13 @@ void Signal::set(uint64_t value) {
   };
   check_grows();
   memory_->timestamp.store(ns_to_ticks(static_cast<uint64_t>(monotonic_ns())), std::memory_order_relaxed);
+  if (write_value_ != nullptr) {  // the device keeps the value (SignalPlacement::read_value); nobody sleeps on memory
+    current = read_value_(value_context_);
+    check_grows();
+    if (value != current) write_value_(value_context_, value);
+    changes_.fetch_add(1, std::memory_order_seq_cst);
+    return;
+  }
   // seq_cst (a release and more): pairs with the waiter's seq_cst sleeper announcement, see wait_for.
   if (device_wakes_waiters_) {
     // Host memory: a compare-exchange, so that two host threads setting at once cannot move the value backwards.

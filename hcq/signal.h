@@ -45,6 +45,16 @@ struct SignalPlacement {
   // A GPU whose queues stamp ticks rather than nanoseconds (AMD: a 100 MHz counter) stores them raw at +8;
   // timestamp() reports raw * ns_per_tick_num / ns_per_tick_den, and set() stores the host's time in the same ticks.
   uint64_t ns_per_tick_num = 1, ns_per_tick_den = 1;
+  // A device whose signal values are not words in memory that anyone may read (Vulkan: a timeline semaphore, whose
+  // value only the driver knows) supplies them: value() calls read_value, set() calls write_value after its checks
+  // (the host's signal: vkSignalSemaphore; not called when the value does not change), and timestamp() returns
+  // read_timestamp (in ticks, scaled as above; 0 when nothing stamped it yet) instead of the word at +8. Such a
+  // signal's memory holds nothing the device reads, so device_wakes_waiters must be false: waiters poll value(),
+  // sleeping in interrupt_wait between looks (the constructor refuses the combination otherwise).
+  uint64_t (*read_value)(const void* context) = nullptr;
+  void (*write_value)(const void* context, uint64_t value) = nullptr;
+  uint64_t (*read_timestamp)(const void* context) = nullptr;
+  const void* value_context = nullptr;
 };
 
 class Signal {
@@ -57,7 +67,9 @@ class Signal {
 
   const std::string& device() const { return device_; }
   const std::string& name() const { return name_; }
-  uint64_t value() const { return memory_->value.load(std::memory_order_acquire); }
+  uint64_t value() const {
+    return read_value_ != nullptr ? read_value_(value_context_) : memory_->value.load(std::memory_order_acquire);
+  }
   // Nanoseconds written by the last set() or timestamp command, on the writer's clock: monotonic_ns() for set() and
   // the CPU device's queues, a GPU's own timer for its queues (Device::host_time_ns converts those; a timer that
   // counts ticks is scaled to nanoseconds here, SignalPlacement::ns_per_tick_num).
@@ -109,6 +121,10 @@ class Signal {
   void (*interrupt_wait_)(const void*) = nullptr;
   const void* interrupt_context_ = nullptr;
   uint64_t ns_per_tick_num_ = 1, ns_per_tick_den_ = 1;
+  uint64_t (*read_value_)(const void*) = nullptr;
+  void (*write_value_)(const void*, uint64_t) = nullptr;
+  uint64_t (*read_timestamp_)(const void*) = nullptr;
+  const void* value_context_ = nullptr;
   uint64_t ticks_to_ns(uint64_t ticks) const;
   uint64_t ns_to_ticks(uint64_t ns) const;
   // Host-side bookkeeping, not part of the 16 bytes. `changes` is the futex word sleepers wait on: set() bumps it

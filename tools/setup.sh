@@ -10,10 +10,14 @@ DOORBELL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # libopenblas-dev is for benchmarks only: `doorbell bench` and bench_cpu_limits load OpenBLAS at run time (dlopen) as
 # the sgemm floor; nothing links it, and without it that floor reports "unavailable". libdrm-dev is for a check
 # only: kernel-interface/amd reads the amdgpu render node with its own constants and, where libdrm's amdgpu_drm.h is
-# installed, checks them against it at compile time (the GPU machines build without it).
+# installed, checks them against it at compile time (the GPU machines build without it). The Vulkan packages are for
+# DEV=VK: the loader and headers (libvulkan-dev), Mesa's lavapipe, a Vulkan device on the CPU that CI runs the VK
+# suites on (mesa-vulkan-drivers), the validation layer the VK tests enable (vulkan-validationlayers), and spirv-val,
+# which the tests run on every SPIR-V module (spirv-tools).
 DOORBELL_PACKAGES=(build-essential cmake ninja-build ccache git llvm-19-dev clang-19 lld-19
                    libgtest-dev libgmock-dev libbenchmark-dev pkg-config libpciaccess-dev
-                   libopenblas-dev libdrm-dev)
+                   libopenblas-dev libdrm-dev
+                   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers spirv-tools)
 
 # Each line with the time since the script started (bash SECONDS), so a CI log shows where its minutes go.
 doorbell_say() { printf '==> [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }

@@ -230,5 +230,58 @@ TEST(Signal, APollingWaiterSleepsInTheDevicesInterruptWait) {
   EXPECT_GE(calls.load(), 3);
 }
 
+// A signal whose value its device keeps (a Vulkan timeline semaphore): here a fake "driver" with a value, a count of
+// host signals and a timestamp in 10 ns ticks.
+struct FakeSemaphore {
+  std::atomic<uint64_t> value{0};
+  std::atomic<int> host_signals{0};
+  uint64_t stamp_ticks = 0;
+};
+
+SignalPlacement kept_by(FakeSemaphore& sem) {
+  SignalPlacement p;
+  p.device_wakes_waiters = false;
+  p.read_value = [](const void* c) { return static_cast<const FakeSemaphore*>(c)->value.load(); };
+  p.write_value = [](const void* c, uint64_t v) {
+    auto* s = static_cast<FakeSemaphore*>(const_cast<void*>(c));
+    s->value.store(v);
+    ++s->host_signals;
+  };
+  p.read_timestamp = [](const void* c) { return static_cast<const FakeSemaphore*>(c)->stamp_ticks; };
+  p.value_context = &sem;
+  p.ns_per_tick_num = 10;
+  p.interrupt_wait = [](const void* c) {  // the "GPU" signals 7 while the waiter sleeps
+    static_cast<FakeSemaphore*>(const_cast<void*>(c))->value.store(7);
+  };
+  p.interrupt_context = &sem;
+  return p;
+}
+
+TEST(Signal, ADeviceKeptValueIsReadSetAndWaitedThroughTheDevicesHooks) {
+  FakeSemaphore sem;
+  Signal s("VK", "semaphore", kept_by(sem));
+  EXPECT_EQ(s.value(), 0u);
+  s.set(3);
+  EXPECT_EQ(sem.value.load(), 3u);
+  EXPECT_EQ(s.value(), 3u);
+  EXPECT_EQ(sem.host_signals.load(), 1);
+  s.set(3);  // the same value again: allowed, and the device is not asked to signal it twice
+  EXPECT_EQ(sem.host_signals.load(), 1);
+  EXPECT_THROW(s.set(2), std::invalid_argument);
+  EXPECT_TRUE(s.wait_for(7, 10s));  // reached through the device's value, polled between interrupt waits
+  sem.stamp_ticks = 12;
+  EXPECT_EQ(s.timestamp(), 120u);  // the device's stamp, scaled from its ticks; not the word at +8
+}
+
+TEST(Signal, ADeviceKeptValueWithoutBothHooksOrWithWakingWaitersIsRefused) {
+  FakeSemaphore sem;
+  SignalPlacement only_read = kept_by(sem);
+  only_read.write_value = nullptr;
+  EXPECT_THROW(Signal("VK", "half", only_read), std::invalid_argument);
+  SignalPlacement waking = kept_by(sem);
+  waking.device_wakes_waiters = true;
+  EXPECT_THROW(Signal("VK", "waking", waking), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace doorbell
