@@ -199,7 +199,8 @@ class SpirvRenderer {
     for (Id a : args) ops.push_back(Operand::id(a));
     return m_.op(o, type(k), ops);
   }
-  // A float add/sub/mul/div kept apart from its neighbours: NoContraction forbids fusing it into an fma.
+  // A float add/sub/mul/div kept apart from its neighbours: NoContraction forbids fusing it into an fma (§5 of
+  // firmware-notes/spirv-kernels.md).
   Id fop(Op o, Kind k, Id a, Id b) {
     Id r = op(o, k, {a, b});
     m_.decorate(r, spirv::Decoration::NoContraction);
@@ -217,7 +218,7 @@ class SpirvRenderer {
     for (const Operand& o : aligned(kSpirvArgumentWordBytes)) ops.push_back(o);
     return m_.op(Op::Load, u64, ops);
   }
-  // Memory operands "Aligned <bytes>": required on every PhysicalStorageBuffer load and store.
+  // Memory operands "Aligned <bytes>": required on every PhysicalStorageBuffer load and store (firmware-notes/spirv-kernels.md §2).
   std::vector<Operand> aligned(uint32_t bytes) {
     return {Operand::mask(spirv::MemoryAccess::Aligned, static_cast<uint32_t>(spirv::MemoryAccess::Aligned)), Operand::word(bytes)};
   }

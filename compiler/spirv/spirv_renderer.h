@@ -3,7 +3,8 @@
 // compiler/spirv/spirv_kernel_abi.h: PhysicalStorageBuffer64 addressing with the GLSL450 memory model, a push constant
 // block holding the argument block's address, each buffer address and variable a word of that block.
 // The kernel computes what the C renderer (compiler/c_renderer.h) and ir/exec_alu.h compute, as the PTX renderer does
-// (compiler/gpu/ptx_renderer.h); the SPIR-V facts behind each choice are in firmware-notes/spirv-kernels.md:
+// (compiler/gpu/ptx_renderer.h); the SPIR-V and Vulkan facts behind each choice are in firmware-notes/spirv-kernels.md
+// (§2 addressing, §3 entry point, §4 control flow and barriers, §5 precision, §6 what is lowered first):
 //  - values live in 32- and 64-bit integer, float32/float64 and bool SSA ids; int8/int16 (and unsigned) are kept
 //    sign- or zero-extended in 32 bits and re-normalized after every op, so they wrap at their width; 8- and 16-bit
 //    types exist only in memory (capabilities Int8/Int16 and StorageBuffer8/16BitAccess, only when used);
