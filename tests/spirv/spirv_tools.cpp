@@ -84,4 +84,19 @@ SpirvToolResult spirv_as(std::string_view text) {
   return result;
 }
 
+SpirvToolResult spirv_dis(const std::vector<uint32_t>& words) {
+  TempTree tree;
+  tree.write("module.spv", spirv::words_to_bytes(words));
+  SpirvToolResult result;
+  const auto tool = find_spirv_tool("spirv-dis");
+  if (!tool) {
+    result.output = "spirv-dis is not on PATH";
+    return result;
+  }
+  result.exit_code = run("'" + *tool + "' --raw-id --no-color -o '" + (tree.root() / "module.spvasm").string() + "' '" +
+                         (tree.root() / "module.spv").string() + "' >'" + (tree.root() / "out.txt").string() + "' 2>&1");
+  result.output = result.exit_code == 0 ? read_all(tree.root() / "module.spvasm") : read_all(tree.root() / "out.txt");
+  return result;
+}
+
 }  // namespace doorbell::testing

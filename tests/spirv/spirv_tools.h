@@ -22,6 +22,8 @@ struct SpirvToolResult {
 SpirvToolResult spirv_val(const std::vector<uint32_t>& words);
 // `spirv-as --target-env vulkan1.2 --preserve-numeric-ids` of the text.
 SpirvToolResult spirv_as(std::string_view text);
+// `spirv-dis --raw-id` of the words: its text in `output`.
+SpirvToolResult spirv_dis(const std::vector<uint32_t>& words);
 
 }  // namespace doorbell::testing
 
