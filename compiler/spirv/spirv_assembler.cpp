@@ -297,6 +297,7 @@ class Assembler {
         case 'S': {
           const Token& t = operand("a string of " + owner);
           if (!t.quoted) fail_at(t, "expected a quoted string of " + owner + ", got '" + t.text + "'");
+          if (t.text.size() >= 4 * 0xffff) fail_at(t, "a string of " + std::to_string(t.text.size()) + " bytes; an instruction holds at most 65535 words");
           std::vector<Operand> one{Operand::string(t.text)};
           const auto words = encode_instruction(Op::Nop, 0, 0, one);
           out.insert(out.end(), words.begin() + 1, words.end());

@@ -349,6 +349,11 @@ Id Module::op(Op opcode, Id result_type, std::initializer_list<Operand> operands
 Id Module::op(Op opcode, Id result_type, const std::vector<Operand>& operands, Id result) {
   require_function(op_name(opcode) ? op_name(opcode) : "op");
   if (result == 0) result = new_id();
+  if (opcode == Op::Variable) {
+    // A function-scope OpVariable made through op(): hoisted like function_variable(), where the rules want it.
+    function_variables_.push_back(Inst{opcode, result_type, result, operands});
+    return result;
+  }
   return add(kFunctions, opcode, result_type, result, operands);
 }
 

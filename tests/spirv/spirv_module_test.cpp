@@ -172,6 +172,35 @@ TEST(SpirvModule, FunctionVariableMadeMidFunctionLandsAtTheTopOfTheFirstBlock) {
   EXPECT_EQ(insts[label + 1].first, static_cast<uint32_t>(Op::Variable));
 }
 
+TEST(SpirvModule, AnOpVariableMadeThroughOpInALaterBlockIsHoistedToo) {
+  Module m;
+  m.capability(Capability::Shader);
+  m.memory_model(AddressingModel::Logical, MemoryModel::GLSL450);
+  const Id t_void = m.type_void();
+  const Id t_u32 = m.type_int(32, false);
+  const Id t_ptr = m.type_pointer(StorageClass::Function, t_u32);
+  const Id fn = m.begin_function(t_void, m.type_function(t_void, {}));
+  m.label();
+  const Id next = m.new_id();
+  m.op_void(Op::Branch, {Operand::id(next)});
+  m.label(next);
+  const Id var = m.op(Op::Variable, t_ptr, {Operand::e(StorageClass::Function)});
+  m.op_void(Op::Store, {Operand::id(var), Operand::id(m.constant(t_u32, 3))});
+  m.op_void(Op::Return);
+  m.end_function();
+  m.entry_point(ExecutionModel::GLCompute, fn, "main", {});
+  m.execution_mode(fn, ExecutionMode::LocalSize, {1, 1, 1});
+  const auto insts = instructions(m.words());
+  size_t label = 0;
+  while (label < insts.size() && insts[label].first != static_cast<uint32_t>(Op::Label)) ++label;
+  ASSERT_LT(label + 1, insts.size());
+  EXPECT_EQ(insts[label + 1].first, static_cast<uint32_t>(Op::Variable));
+  if (testing::find_spirv_tool("spirv-val")) {
+    const auto result = testing::spirv_val(m.words());
+    EXPECT_EQ(result.exit_code, 0) << result.output << m.text();
+  }
+}
+
 TEST(SpirvModule, MinimalPhysicalStorageBufferKernelPassesSpirvVal) {
   DOORBELL_REQUIRE_SPIRV_TOOL("spirv-val");
   const auto result = testing::spirv_val(minimal_kernel().words());
