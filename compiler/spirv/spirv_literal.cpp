@@ -22,16 +22,17 @@ bool format_of(uint32_t width, Format& f) {
   }
 }
 
-// v / 2^n rounded to nearest, ties to even; `sticky` says nonzero bits were dropped below v already.
-uint64_t round_shift(unsigned __int128 v, int n, bool sticky) {
-  if (n <= 0) return static_cast<uint64_t>(v << -n);
-  if (n >= 127) return 0;
-  const unsigned __int128 one = 1;
-  const unsigned __int128 kept = v >> n;
-  const unsigned __int128 rest = v & ((one << n) - 1);
-  const unsigned __int128 half = one << (n - 1);
-  const bool up = rest > half || (rest == half && (sticky || (kept & 1)));
-  return static_cast<uint64_t>(kept + (up ? 1 : 0));
+// v / 2^n when that is exact (no nonzero bit shifted out, none dropped before: `sticky`); false otherwise.
+bool exact_shift(unsigned __int128 v, int n, bool sticky, uint64_t& out) {
+  if (sticky) return false;
+  if (n <= 0) {
+    out = static_cast<uint64_t>(v << -n);
+    return true;
+  }
+  if (n >= 127) return v == 0;
+  if ((v & ((static_cast<unsigned __int128>(1) << n) - 1)) != 0) return false;
+  out = static_cast<uint64_t>(v >> n);
+  return true;
 }
 
 int hex_digit(char c) {
@@ -182,25 +183,26 @@ bool parse_float_literal(std::string_view text, uint32_t width, uint64_t& bits, 
     bits = sign | (max_field << f.mantissa_bits) | (payload & fraction_mask);
     return true;
   }
-  uint64_t magnitude;
+  // A hex float must be exact in the width: SPIRV-Tools' spirv-as truncates extra fraction bits
+  // (source/util/hex_float.h, round toward zero) where IEEE arithmetic rounds to nearest, so an inexact literal would
+  // mean different bits to the two assemblers (firmware-notes/spirv-binary.md §5). Refuse it instead.
+  const std::string inexact = "a hex float exact in a " + std::to_string(width) + "-bit float (at most " +
+                              std::to_string(f.mantissa_bits) + " fraction bits, within its denormals)";
+  uint64_t magnitude = 0;
   if (exponent >= 1 - bias) {
-    // Normal: round the significand to mantissa_bits + 1 bits; a carry out moves the exponent up (maybe to inf).
-    uint64_t m = round_shift(sig, msb - f.mantissa_bits, sticky);
-    int64_t ex = exponent;
-    if (m >> (f.mantissa_bits + 1)) {
-      m >>= 1;
-      ++ex;
+    uint64_t m = 0;
+    if (!exact_shift(sig, msb - f.mantissa_bits, sticky, m)) {
+      error = inexact;
+      return false;
     }
-    if (ex > bias) {
-      magnitude = max_field << f.mantissa_bits;  // rounds to infinity
-    } else {
-      magnitude = (static_cast<uint64_t>(ex + bias) << f.mantissa_bits) | (m & fraction_mask);
-    }
+    magnitude = (static_cast<uint64_t>(exponent + bias) << f.mantissa_bits) | (m & fraction_mask);
   } else {
-    // Denormal: the value in units of the smallest denormal, 2^(1 - bias - mantissa_bits); rounding up to
-    // 2^mantissa_bits gives the smallest normal's bits, as it should.
+    // Denormal: the value in units of the smallest denormal, 2^(1 - bias - mantissa_bits).
     const int64_t shift = (1 - bias - f.mantissa_bits) - exp2;
-    magnitude = shift > 127 ? 0 : round_shift(sig, static_cast<int>(shift), sticky);
+    if (shift > 127 || !exact_shift(sig, static_cast<int>(shift), sticky, magnitude) || magnitude > fraction_mask) {
+      error = inexact;
+      return false;
+    }
   }
   bits = sign | magnitude;
   return true;

@@ -13,9 +13,10 @@ namespace doorbell::spirv {
 // The literal of the float of `width` bits (16, 32 or 64) whose IEEE bits are the low bits of `bits`.
 std::string format_float_literal(uint64_t bits, uint32_t width);
 
-// The IEEE bits of a float literal of `width` bits: a hex float as above (rounded to nearest even when it has more
-// bits than the width holds), or, for 32 and 64 bits, a decimal number. Returns false and sets `error` (what was
-// expected) when the text is no such literal or is out of range.
+// The IEEE bits of a float literal of `width` bits: a hex float as above, which must be exact in the width (spirv-as
+// truncates the bits that do not fit, IEEE rounding would not: such a literal is refused rather than read one of the
+// two ways), or, for 32 and 64 bits, a decimal number (rounded to nearest, as spirv-as and strtod do). Returns false
+// and sets `error` (what was expected) when the text is no such literal, is inexact, or is out of range.
 bool parse_float_literal(std::string_view text, uint32_t width, uint64_t& bits, std::string& error);
 
 }  // namespace doorbell::spirv

@@ -345,33 +345,33 @@ TEST(SpirvModule, EveryFloatBitPatternRoundTripsThroughItsLiteral) {
   }
 }
 
-TEST(SpirvModule, HexFloatsWithMoreBitsRoundToNearestEven) {
+TEST(SpirvModule, HexFloatsMustBeExactAndDecimalsRoundToNearest) {
   uint64_t bits = 0;
   std::string error;
-  ASSERT_TRUE(parse_float_literal("0x1.000001p+0", 32, bits, error)) << error;  // halfway: to even (down)
-  EXPECT_EQ(bits, 0x3f800000u);
-  ASSERT_TRUE(parse_float_literal("0x1.000003p+0", 32, bits, error)) << error;  // halfway: to even (up)
-  EXPECT_EQ(bits, 0x3f800002u);
-  ASSERT_TRUE(parse_float_literal("0x1.0000010000000001p+0", 32, bits, error)) << error;  // past halfway
-  EXPECT_EQ(bits, 0x3f800001u);
-  ASSERT_TRUE(parse_float_literal("0x1.fffffffp+127", 32, bits, error)) << error;  // rounds up to inf
-  EXPECT_EQ(bits, 0x7f800000u);
-  ASSERT_TRUE(parse_float_literal("0x1.8p-149", 32, bits, error)) << error;  // 1.5 x min denormal: to even, 2
-  EXPECT_EQ(bits, 0x00000002u);
-  ASSERT_TRUE(parse_float_literal("0x1p-150", 32, bits, error)) << error;  // half the min denormal: to even, 0
-  EXPECT_EQ(bits, 0x00000000u);
   ASSERT_TRUE(parse_float_literal("0x1.fffffcp-127", 32, bits, error)) << error;  // max denormal, written normal
   EXPECT_EQ(bits, 0x007fffffu);
-  ASSERT_TRUE(parse_float_literal("0x10p-4", 32, bits, error)) << error;
+  ASSERT_TRUE(parse_float_literal("0x10p-4", 32, bits, error)) << error;  // any leading digit
   EXPECT_EQ(bits, 0x3f800000u);
+  ASSERT_TRUE(parse_float_literal("0x0.000002p-126", 32, bits, error)) << error;  // the min denormal, written small
+  EXPECT_EQ(bits, 0x00000001u);
+  ASSERT_TRUE(parse_float_literal("-0x1.fffffffffffffp+1023", 64, bits, error)) << error;
+  EXPECT_EQ(bits, 0xffefffffffffffffull);
   ASSERT_TRUE(parse_float_literal("-2.5", 64, bits, error)) << error;
   EXPECT_EQ(bits, std::bit_cast<uint64_t>(-2.5));
+  ASSERT_TRUE(parse_float_literal("0.1", 32, bits, error)) << error;
+  EXPECT_EQ(bits, std::bit_cast<uint32_t>(0.1f));
+  // Inexact hex floats: spirv-as would truncate them, IEEE would round; refused.
+  for (const char* inexact : {"0x1.000001p+0", "0x1.000003p+0", "0x1.8p-149", "0x1p-150", "0x1.fffffffp+127"}) {
+    EXPECT_FALSE(parse_float_literal(inexact, 32, bits, error)) << inexact;
+    EXPECT_NE(error.find("exact in a 32-bit float"), std::string::npos) << inexact << ": " << error;
+  }
   EXPECT_FALSE(parse_float_literal("0x1p+129", 32, bits, error));
   EXPECT_NE(error.find("past 128"), std::string::npos) << error;
-  EXPECT_FALSE(parse_float_literal("0x1.0000001p+128", 32, bits, error));  // a payload wider than 23 bits
+  EXPECT_FALSE(parse_float_literal("0x1.0000001p+128", 32, bits, error));  // a NaN payload wider than 23 bits
   EXPECT_FALSE(parse_float_literal("1.5", 16, bits, error));
   EXPECT_FALSE(parse_float_literal("0x1.8", 32, bits, error));
   EXPECT_FALSE(parse_float_literal("nan", 32, bits, error));
+  EXPECT_FALSE(parse_float_literal("1e39", 32, bits, error));
 }
 
 }  // namespace
