@@ -11,8 +11,8 @@ namespace doorbell::spirv {
 namespace {
 
 constexpr uint32_t kMagic = 0x07230203;
-// The generator word: 0, the tool id the SPIR-V registry reserves for tools without one of their own
-// (firmware-notes/spirv-binary.md §1). assemble() writes the same, so text and words agree.
+// The generator word: 0, which the specification allows (it has no effect on semantics; doorbell has no registered
+// tool id). assemble() writes the same, so text and words agree (firmware-notes/spirv-binary.md §2.3).
 constexpr uint32_t kGenerator = 0;
 constexpr size_t kNoLabel = std::numeric_limits<size_t>::max();
 
@@ -378,8 +378,8 @@ void Module::end_function() {
   if (function_first_label_ == kNoLabel) {
     throw std::logic_error("SPIR-V module: end_function of a function without a block; call label() first");
   }
-  // Function-scope variables must be the first instructions of the first block (specification 2.4, item 10
-  // "Function definitions"; firmware-notes/spirv-binary.md §2).
+  // Function-scope variables must be the first instructions of the first block (specification 2.4,
+  // function definitions; firmware-notes/spirv-binary.md §2.5).
   auto& body = sections_[kFunctions];
   body.insert(body.begin() + static_cast<std::ptrdiff_t>(function_first_label_ + 1),
               std::make_move_iterator(function_variables_.begin()), std::make_move_iterator(function_variables_.end()));
