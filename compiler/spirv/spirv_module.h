@@ -102,7 +102,8 @@ class Module {
   Id begin_function(Id return_type, Id function_type, uint32_t function_control = 0);
   Id function_variable(Id pointer_type);  // OpVariable ... Function
   Id label(Id id = 0);                    // OpLabel: a new block (id 0: a fresh id; else one reserved by new_id())
-  // An instruction with a result: returns its id (a fresh one unless `result` is given).
+  // An instruction with a result: returns its id (a fresh one unless `result` is given). An OpVariable (of storage
+  // class Function: the only one a function may hold) is hoisted as function_variable() does.
   Id op(Op opcode, Id result_type, std::initializer_list<Operand> operands, Id result = 0);
   Id op(Op opcode, Id result_type, const std::vector<Operand>& operands, Id result = 0);
   // An instruction without a result type or result (OpStore, OpBranch, OpReturn, OpControlBarrier, ...).

@@ -68,9 +68,9 @@ SpirvToolResult spirv_as(std::string_view text) {
     result.output = "spirv-as is not on PATH";
     return result;
   }
-  result.exit_code = run("'" + *tool + "' --target-env vulkan1.2 --preserve-numeric-ids -o '" +
-                         (tree.root() / "module.spv").string() + "' '" + (tree.root() / "module.spvasm").string() +
-                         "' >'" + (tree.root() / "out.txt").string() + "' 2>&1");
+  result.exit_code =
+      run("'" + *tool + "' --target-env vulkan1.2 --preserve-numeric-ids -o '" + (tree.root() / "module.spv").string() +
+          "' '" + (tree.root() / "module.spvasm").string() + "' >'" + (tree.root() / "out.txt").string() + "' 2>&1");
   result.output = read_all(tree.root() / "out.txt");
   if (result.exit_code == 0) {
     const std::string bytes = read_all(tree.root() / "module.spv");
@@ -81,6 +81,22 @@ SpirvToolResult spirv_as(std::string_view text) {
       result.output += e.what();
     }
   }
+  return result;
+}
+
+SpirvToolResult spirv_dis(const std::vector<uint32_t>& words) {
+  TempTree tree;
+  tree.write("module.spv", spirv::words_to_bytes(words));
+  SpirvToolResult result;
+  const auto tool = find_spirv_tool("spirv-dis");
+  if (!tool) {
+    result.output = "spirv-dis is not on PATH";
+    return result;
+  }
+  result.exit_code =
+      run("'" + *tool + "' --raw-id --no-color -o '" + (tree.root() / "module.spvasm").string() + "' '" +
+          (tree.root() / "module.spv").string() + "' >'" + (tree.root() / "out.txt").string() + "' 2>&1");
+  result.output = result.exit_code == 0 ? read_all(tree.root() / "module.spvasm") : read_all(tree.root() / "out.txt");
   return result;
 }
 
