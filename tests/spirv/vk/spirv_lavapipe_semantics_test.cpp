@@ -1,4 +1,4 @@
-// The SPIR-V renderer's semantics, run: every kernel of the GPU dtype corpus (tests/gpucodegen/amdgpu_corpus.h: every
+// The SPIR-V renderer's semantics, run: every kernel of the fusion corpus and of the GPU dtype corpus (tests/gpucodegen/amdgpu_corpus.h: every
 // dtype's arithmetic, comparisons, reductions, casts between every pair, bitcasts, integer division, matmuls) is
 // rendered for lavapipe_caps(), run on lavapipe through a minimal Vulkan compute launch written here for the test
 // (the ABI of compiler/spirv/spirv_kernel_abi.h: buffer addresses and the argument block's address in a push
@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "../../gpucodegen/amdgpu_corpus.h"
+#include "../../scheduler/fusion_corpus_cases.h"
 #include "compiler/c_renderer.h"
 #include "compiler/spirv/spirv_kernel_abi.h"
 #include "compiler/spirv/spirv_renderer.h"
@@ -141,7 +142,35 @@ class Lavapipe {
     app.apiVersion = VK_API_VERSION_1_2;
     auto ii = info<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
     ii.pApplicationInfo = &app;
+    // The validation layer where it is installed: its errors and warnings (a launch that breaks a valid-usage rule)
+    // fail the test.
+    uint32_t layers = 0;
+    vkEnumerateInstanceLayerProperties(&layers, nullptr);
+    std::vector<VkLayerProperties> props(layers);
+    vkEnumerateInstanceLayerProperties(&layers, props.data());
+    static const char* kLayer = "VK_LAYER_KHRONOS_validation";
+    static const char* kDebugUtils = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    for (const VkLayerProperties& l : props) validation_ = validation_ || std::string(l.layerName) == kLayer;
+    auto messenger_info = info<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
+    messenger_info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
+    messenger_info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT;
+    messenger_info.pfnUserCallback = [](VkDebugUtilsMessageSeverityFlagBitsEXT, VkDebugUtilsMessageTypeFlagsEXT,
+                                        const VkDebugUtilsMessengerCallbackDataEXT* data, void*) -> VkBool32 {
+      ADD_FAILURE() << "validation layer: " << (data->pMessage ? data->pMessage : "");
+      return VK_FALSE;
+    };
+    if (validation_) {
+      ii.enabledLayerCount = 1;
+      ii.ppEnabledLayerNames = &kLayer;
+      ii.enabledExtensionCount = 1;
+      ii.ppEnabledExtensionNames = &kDebugUtils;
+      ii.pNext = &messenger_info;  // the messages of vkCreateInstance itself
+    }
     if (vkCreateInstance(&ii, nullptr, &instance_) != VK_SUCCESS) return false;
+    if (validation_) {
+      auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
+      if (!create || create(instance_, &messenger_info, nullptr, &messenger_) != VK_SUCCESS) return false;
+    }
     uint32_t n = 0;
     vkEnumeratePhysicalDevices(instance_, &n, nullptr);
     std::vector<VkPhysicalDevice> devices(n);
@@ -181,6 +210,13 @@ class Lavapipe {
   }
 
   VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  bool validation_ = false;
+
+ public:
+  bool validation() const { return validation_; }
+
+ private:
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
@@ -296,14 +332,8 @@ std::string kinds(const UOp& sink) {
   return " [" + k + " ]";
 }
 
-TEST(SpirvLavapipe, EveryDtypeCorpusKernelMatchesTheReferenceInterpreter) {
-  Lavapipe* vk = Lavapipe::get();
-  if (!vk) GTEST_SKIP() << "no lavapipe Vulkan device (install mesa-vulkan-drivers)";
-  std::vector<UOp> kernels;
-  std::unordered_set<std::string> seen;
-  for (const amdgpu_test::Program& p : amdgpu_test::corpus_programs())
-    for (const UOp& k : amdgpu_test::kernels_of(p.outputs))
-      if (seen.insert(k.key().hex()).second) kernels.push_back(k);
+// Runs every kernel (without variables) on lavapipe and compares with the interpreter; returns the kernels that ran.
+int run_and_compare(Lavapipe* vk, const std::vector<UOp>& kernels, const char* what) {
   const SpirvDeviceCaps caps = lavapipe_caps();
   std::unique_ptr<Target> target = make_spirv_target(caps);
   int ran = 0, matched = 0, skipped = 0, approximate_kernels = 0;
@@ -326,7 +356,7 @@ TEST(SpirvLavapipe, EveryDtypeCorpusKernelMatchesTheReferenceInterpreter) {
     const std::string name = c_kernel_name(sink);
     try {
       interpret_kernel(sink, ref_ptrs.data(), {}, nullptr);
-    } catch (const std::exception& e) {
+    } catch (const std::exception&) {
       skipped++;  // an input the IR leaves undefined (the interpreter refuses it): nothing to compare
       continue;
     }
@@ -369,10 +399,38 @@ TEST(SpirvLavapipe, EveryDtypeCorpusKernelMatchesTheReferenceInterpreter) {
     for (auto& b : bufs) vk->free_buffer(b);
     vk->free_buffer(args);
   }
-  std::printf("dtype corpus on lavapipe: %d kernels ran (%d with reductions or transcendentals, compared within "
-              "tolerance; the rest bit for bit), %d match the reference, %d skipped\n", ran, approximate_kernels, matched, skipped);
-  EXPECT_EQ(matched, ran);
-  EXPECT_GE(ran, 200);
+  std::printf("%s on lavapipe: %d kernels ran (%d with reductions or transcendentals, compared within "
+              "tolerance; the rest bit for bit), %d match the reference, %d skipped\n", what, ran, approximate_kernels, matched, skipped);
+  EXPECT_EQ(matched, ran) << what;
+  return ran;
+}
+
+TEST(SpirvLavapipe, EveryDtypeCorpusKernelMatchesTheReferenceInterpreter) {
+  Lavapipe* vk = Lavapipe::get();
+  if (!vk) GTEST_SKIP() << "no lavapipe Vulkan device (install mesa-vulkan-drivers)";
+  std::vector<UOp> kernels;
+  std::unordered_set<std::string> seen;
+  for (const amdgpu_test::Program& p : amdgpu_test::corpus_programs())
+    for (const UOp& k : amdgpu_test::kernels_of(p.outputs))
+      if (seen.insert(k.key().hex()).second) kernels.push_back(k);
+  std::printf("validation layer: %s\n", vk->validation() ? "on" : "not installed");
+  EXPECT_GE(run_and_compare(vk, kernels, "dtype corpus"), 200);
+}
+
+// The fusion corpus: fused chains, gated stores of partial blocks, grouped reductions (Workgroup arrays, barriers).
+TEST(SpirvLavapipe, EveryFusionCorpusKernelMatchesTheReferenceInterpreter) {
+  Lavapipe* vk = Lavapipe::get();
+  if (!vk) GTEST_SKIP() << "no lavapipe Vulkan device (install mesa-vulkan-drivers)";
+  std::vector<UOp> kernels;
+  std::unordered_set<std::string> seen;
+  Tensor::manual_seed(1234);
+  for (const fusion_corpus::Case& c : fusion_corpus::corpus()) {
+    UOp linear = Tensor::schedule_linear(c.build());
+    for (const UOp& call : linear.src())
+      if (call.op() == Ops::CALL && call.src(0).op() == Ops::SINK && seen.insert(call.src(0).key().hex()).second)
+        kernels.push_back(call.src(0));
+  }
+  EXPECT_GE(run_and_compare(vk, kernels, "fusion corpus"), 30);
 }
 
 }  // namespace
