@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "compiler/c_renderer.h"
+#include "compiler/kernel_estimates.h"
 #include "compiler/spirv/spirv_kernel_abi.h"
 #include "compiler/spirv/spirv_renderer.h"
 #include "compiler/spirv/spirv_target.h"
@@ -337,19 +339,25 @@ inline std::string kinds(const UOp& sink) {
 }
 
 struct Comparison {
-  int ran = 0, matched = 0, skipped = 0, approximate = 0;
+  int ran = 0, matched = 0, skipped = 0, approximate = 0, too_big = 0;  // too_big: over kMaxInterpretedOps
+  double interpreter_s = 0, lavapipe_s = 0;  // wall time of the reference and of the launches (pipeline creation included)
   std::vector<std::string> failures;  // one per kernel that differs, and each validation-layer message
 };
 
 // Runs every kernel (without variables) on lavapipe and compares with the interpreter.
+inline constexpr int64_t kMaxInterpretedOps = int64_t{1} << 21;
+
 inline Comparison run_and_compare(Lavapipe* vk, const std::vector<UOp>& kernels, const char* what) {
   Comparison out;
+  int too_big = 0;
   const SpirvDeviceCaps caps = lavapipe_caps();
   std::unique_ptr<Target> target = make_spirv_target(caps);
   int ran = 0, matched = 0, skipped = 0, approximate_kernels = 0;
   std::mt19937_64 rng(19);
   for (const UOp& sink : kernels) {
     if (!kernel_variables(sink).empty()) { skipped++; continue; }
+    // the interpreter takes about a microsecond per op: the largest kernels would take it minutes
+    if (estimate_kernel(sink).ops > kMaxInterpretedOps) { too_big++; continue; }
     std::map<int64_t, UOp> params;
     for (const UOp& u : sink.toposort())
       if (u.op() == Ops::PARAM && u.arg_as<ParamArg>().addrspace == AddrSpace::GLOBAL) params.emplace(u.arg_as<ParamArg>().slot, u);
@@ -365,7 +373,9 @@ inline Comparison run_and_compare(Lavapipe* vk, const std::vector<UOp>& kernels,
     std::vector<std::vector<uint8_t>> inputs = ref;
     const std::string name = c_kernel_name(sink);
     try {
+      auto t0 = std::chrono::steady_clock::now();
       interpret_kernel(sink, ref_ptrs.data(), {}, nullptr);
+      out.interpreter_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     } catch (const std::exception&) {
       skipped++;  // an input the IR leaves undefined (the interpreter refuses it): nothing to compare
       continue;
@@ -384,7 +394,9 @@ inline Comparison run_and_compare(Lavapipe* vk, const std::vector<UOp>& kernels,
       std::string b = spirv::words_to_bytes(words);
       if (FILE* f = std::fopen((name + ".spv").c_str(), "wb")) std::fwrite(b.data(), 1, b.size(), f), std::fclose(f);
     }
+    auto t1 = std::chrono::steady_clock::now();
     vk->run(words, name, k.global_size, args.address);
+    out.lavapipe_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     ran++;
     bool ok = true;
     const std::string kind = kinds(sink);
@@ -412,10 +424,11 @@ inline Comparison run_and_compare(Lavapipe* vk, const std::vector<UOp>& kernels,
     vk->free_buffer(args);
   }
   std::printf("%s on lavapipe: %d kernels ran (%d with reductions or transcendentals, compared within "
-              "tolerance; the rest bit for bit), %d match the reference, %d skipped\n", what, ran, approximate_kernels, matched, skipped);
+              "tolerance; the rest bit for bit), %d match the reference, %d skipped (with variables, or the interpreter "
+              "refused the inputs), %d too big to interpret\n", what, ran, approximate_kernels, matched, skipped, too_big);
   for (std::string& m : Lavapipe::messages()) out.failures.push_back(std::move(m));
   Lavapipe::messages().clear();
-  out.ran = ran, out.matched = matched, out.skipped = skipped, out.approximate = approximate_kernels;
+  out.ran = ran, out.matched = matched, out.skipped = skipped, out.approximate = approximate_kernels, out.too_big = too_big;
   return out;
 }
 
