@@ -149,8 +149,6 @@ constexpr VkBufferUsageFlags kBufferUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
 constexpr uint64_t kChunkGranule = 4096;
 // A waiter on a signal sleeps in vkWaitSemaphores for at most this long before it looks again.
 constexpr uint64_t kSemaphoreSleepNs = 1'000'000;
-// Destruction waits this long without progress before it releases a queue that still waits.
-constexpr auto kTeardownWait = std::chrono::milliseconds(5000);
 
 // A signal's timestamp only moves forward (a stale slot or a late read must not move it back).
 void store_later(VkSignalState& s, uint64_t ticks) {
@@ -425,13 +423,17 @@ void VulkanDevice::teardown() {
   if (device_ != VK_NULL_HANDLE && progress_ != nullptr) {
     const uint64_t target = submissions_.load();
     uint64_t last = 0;
-    if (!progress_->wait_for(target, kTeardownWait, &last)) {
-      std::fprintf(stderr, "%s: destroyed with work that made no progress for %lld ms (%s); releasing its waits from the host\n", name().c_str(),
-                   static_cast<long long>(kTeardownWait.count()), blockage().c_str());
-      release_waits();
-      if (!progress_->wait_for(target, kTeardownWait, &last))
-        std::fprintf(stderr, "%s: its queue still did not finish (submission %llu of %llu); destroying anyway\n", name().c_str(),
-                     static_cast<unsigned long long>(last), static_cast<unsigned long long>(target));
+    try {
+      if (!progress_->wait_for(target, teardown_wait_, &last)) {
+        std::fprintf(stderr, "%s: destroyed with work that made no progress for %lld ms (%s); releasing its waits from the host\n", name().c_str(),
+                     static_cast<long long>(teardown_wait_.count()), blockage().c_str());
+        release_waits();
+        if (!progress_->wait_for(target, teardown_wait_, &last))
+          std::fprintf(stderr, "%s: its queue still did not finish (submission %llu of %llu); destroying anyway\n", name().c_str(),
+                       static_cast<unsigned long long>(last), static_cast<unsigned long long>(target));
+      }
+    } catch (const std::exception& e) {  // a lost device: nothing more will complete
+      std::fprintf(stderr, "%s: destroyed after a fault: %s\n", name().c_str(), e.what());
     }
   }
   {

@@ -43,6 +43,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -123,6 +124,8 @@ class VulkanDevice final : public Device {
   void copy_in(const Storage& storage, uint64_t offset, const void* src, size_t bytes) override;
   void copy_out(void* dst, const Storage& storage, uint64_t offset, size_t bytes) override;
   bool staging() const { return staging_; }
+  // How long destruction waits for the queue to progress before it releases what the queue waits for (5 s).
+  void set_teardown_wait(std::chrono::milliseconds wait) { teardown_wait_ = wait; }
   // Freed storage and bound-queue resources still waiting for the work submitted before they were let go.
   size_t retired_count();
 
@@ -244,6 +247,7 @@ class VulkanDevice final : public Device {
     bool int16 = false, float64 = false, int8 = false, float16 = false, storage8 = false, storage16 = false;
   } features_;
   bool staging_ = false;
+  std::chrono::milliseconds teardown_wait_{5000};
   bool calibrated_timestamps_ = false;
   uint32_t storage_type_ = 0, host_type_ = 0;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;

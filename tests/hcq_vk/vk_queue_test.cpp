@@ -185,6 +185,18 @@ TEST_F(VkQueueTest, ABoundQueueOutlivingItsDeviceIsDestroyedWithoutTouchingIt) {
   q.reset();  // must not touch the device
 }
 
+TEST_F(VkQueueTest, DestroyingTheDeviceWithAQueueWaitingForeverReleasesItInsteadOfHanging) {
+  auto own = VulkanDevice::open(0);
+  own->set_teardown_wait(std::chrono::milliseconds(50));
+  Signal& gate = own->new_signal("never set");
+  Device::Storage y = own->allocate_storage(256);
+  const std::vector<uint64_t> args{y.address};
+  HWQueue().wait(gate, 1).exec(add_one(*own), args, {1, 1, 1}, {64, 1, 1}).submit(*own);
+  const int64_t t0 = monotonic_ns();
+  own.reset();
+  EXPECT_LT(monotonic_ns() - t0, int64_t{2'000'000'000});
+}
+
 TEST_F(VkQueueTest, AQueueWaitsOnACpuSignalThroughTheHostBridge) {
   Device& cpu = device("CPU");
   Signal& cpu_gate = cpu.new_signal("cpu gate");
