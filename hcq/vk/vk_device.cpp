@@ -619,9 +619,9 @@ uint64_t VulkanDevice::read_signal_timestamp(const VkSignalState& s) {
 }
 
 // Sleeps until the semaphore reaches the next value a queue will signal it to (at most kSemaphoreSleepNs). Only
-// that exact value is waited for: validation layers before 1.3.250 (Vulkan-ValidationLayers issues 4968, 8519) time
-// out and report a false UNASSIGNED-VkSemaphore-state-timeout when a host wait's value lies between two signal
-// operations' values. With no queue signal pending only the host can raise it: a short sleep between looks.
+// that exact value is waited for: the 1.3.239 validation layer times out and reports a false
+// UNASSIGNED-VkSemaphore-state-timeout when a host wait's value lies between two signal operations' values
+// (firmware-notes/vulkan-device.md §3). With no queue signal pending only the host can raise it: a short sleep between looks.
 void VulkanDevice::sleep_on_semaphore(const VkSignalState& s) {
   uint64_t next = 0;
   {
