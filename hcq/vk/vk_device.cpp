@@ -1425,7 +1425,12 @@ ClockCalibration VulkanDevice::clock_calibration() {
       return c;
     }
   }
-  // Brackets: host clock, a submitted timestamp (a signal's query), host clock once it is seen.
+  return calibrate_by_brackets();
+}
+
+// Brackets: host clock, a submitted timestamp (a signal's query), host clock once it is seen.
+ClockCalibration VulkanDevice::calibrate_by_brackets(int tries) {
+  if (tries < 1) throw std::invalid_argument(name() + ": clock calibration with " + std::to_string(tries) + " tries; expected at least 1");
   Signal* clock_signal;
   {
     std::lock_guard lock(clock_mutex_);
@@ -1433,7 +1438,7 @@ ClockCalibration VulkanDevice::clock_calibration() {
     clock_signal = clock_signal_;
   }
   std::vector<ClockSample> samples;
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < tries; i++) {
     const uint64_t target = clock_signal->value() + 1;
     ClockSample s;
     s.host_before_ns = monotonic_ns();

@@ -135,7 +135,11 @@ class VulkanDevice final : public Device {
   std::string blockage() override;
 
   int64_t host_time_ns(uint64_t device_ns) override;
+  // By VK_EXT_calibrated_timestamps each call (cheap), else by brackets once and kept.
   ClockCalibration clock_calibration();
+  // The bracket method whether or not the extension is there: `tries` submitted timestamps, each between two host
+  // reads of the clock (hcq/clock_calibration.h); kept for later host_time_ns calls on devices without the extension.
+  ClockCalibration calibrate_by_brackets(int tries = 5);
   bool calibrated_by_extension() const { return calibrated_timestamps_; }
 
   // The pipeline cache file (nullopt when the disk cache is off), the bytes the device started with, and a save now
