@@ -427,6 +427,7 @@ void VulkanDevice::teardown() {
       if (!progress_->wait_for(target, teardown_wait_, &last)) {
         std::fprintf(stderr, "%s: destroyed with work that made no progress for %lld ms (%s); releasing its waits from the host\n", name().c_str(),
                      static_cast<long long>(teardown_wait_.count()), blockage().c_str());
+        stop_bridge();  // it must not signal the bridge semaphore while release_waits does
         release_waits();
         if (!progress_->wait_for(target, teardown_wait_, &last))
           std::fprintf(stderr, "%s: its queue still did not finish (submission %llu of %llu); destroying anyway\n", name().c_str(),
@@ -436,12 +437,7 @@ void VulkanDevice::teardown() {
       std::fprintf(stderr, "%s: destroyed after a fault: %s\n", name().c_str(), e.what());
     }
   }
-  {
-    std::lock_guard lock(bridge_mutex_);
-    bridge_stop_ = true;
-  }
-  bridge_cv_.notify_all();
-  if (bridge_thread_.joinable()) bridge_thread_.join();
+  stop_bridge();
   if (device_ == VK_NULL_HANDLE) return;
   try {
     save_pipeline_cache();
@@ -473,6 +469,15 @@ void VulkanDevice::teardown() {
   if (command_pool_) vkDestroyCommandPool(device_, command_pool_, nullptr);  // frees every command buffer
   vkDestroyDevice(device_, nullptr);
   device_ = VK_NULL_HANDLE;
+}
+
+void VulkanDevice::stop_bridge() {
+  {
+    std::lock_guard lock(bridge_mutex_);
+    bridge_stop_ = true;
+  }
+  bridge_cv_.notify_all();
+  if (bridge_thread_.joinable()) bridge_thread_.join();
 }
 
 // Signals every semaphore the unfinished submissions wait for up to what they wait for, so that the queue drains
@@ -1271,6 +1276,11 @@ std::shared_ptr<BoundQueue> VulkanDevice::bind(const HWQueue& queue) {
   uint64_t arg_bytes = 0;
   for (const Command& c : commands)
     if (c.kind == CommandKind::kExec) arg_bytes += (std::max<uint64_t>(8, 8 * (uint64_t{c.buffers_count} + c.scalars_count)) + 15) / 16 * 16;
+  {
+    // Registered first: the bound queue's destructor takes the registry's lock and then submit_mutex_.
+    std::lock_guard rlock(bound_registry_->mu);
+    bound_registry_->live.insert(b.get());
+  }
   std::lock_guard lock(submit_mutex_);
   if (b->query_count) b->pool = new_query_pool(b->query_count);
   assign_queries(b->batches, b->commands, 0);
@@ -1289,10 +1299,6 @@ std::shared_ptr<BoundQueue> VulkanDevice::bind(const HWQueue& queue) {
       b->arg_address[i] = block.address + used;
       used += (std::max<uint64_t>(8, 8 * (uint64_t{c.buffers_count} + c.scalars_count)) + 15) / 16 * 16;
     }
-  }
-  {
-    std::lock_guard rlock(bound_registry_->mu);
-    bound_registry_->live.insert(b.get());
   }
   for (VkBatch& batch : b->batches) rerecord_locked(*b, batch);
   return b;
@@ -1330,7 +1336,8 @@ void VulkanDevice::retire_bound(VulkanBoundQueue& b) {
   std::lock_guard lock(submit_mutex_);
   const uint64_t after = b.last_submission.load();
   std::vector<VkCommandBuffer> cbs;
-  for (VkBatch& batch : b.batches) cbs.push_back(batch.cb);
+  for (VkBatch& batch : b.batches)
+    if (batch.cb != VK_NULL_HANDLE) cbs.push_back(batch.cb);
   VkQueryPool pool = b.pool;
   const uint64_t args = b.args_address;
   retired_.push_back(Retired{after, [this, cbs, pool, args] {

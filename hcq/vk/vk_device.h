@@ -175,6 +175,7 @@ class VulkanDevice final : public Device {
   void fill_caps();
   void teardown();
   void release_waits();
+  void stop_bridge();
   void note_result(VkResult r, const char* call);
   VkQueryPool new_query_pool(uint32_t slots);
   VkSemaphore new_timeline_semaphore(const std::string& what);
