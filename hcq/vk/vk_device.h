@@ -14,8 +14,10 @@
 //    unbound submissions, recycled once the progress passes them; a bound queue owns its own.
 //    copy: vkCmdCopyBuffer between the VkBuffers that hold the two device addresses (storage of this device only).
 //  - Signals: every Signal of this device is a VkSemaphore of type TIMELINE. Its value is the driver's
-//    (vkGetSemaphoreCounterValue); the host's set() is vkSignalSemaphore; waiters poll, sleeping in vkWaitSemaphores
-//    for up to ~1 ms (the driver wakes them). Signal::device_address() is the VkSemaphore's handle, not memory.
+//    (vkGetSemaphoreCounterValue); the host's set() is vkSignalSemaphore; waiters poll, sleeping between looks in
+//    vkWaitSemaphores (up to ~1 ms; the driver wakes them) for the exact value of the next pending queue signal, or
+//    50 us when none is pending (firmware-notes/vulkan-device.md §3: the validation layer's limitation).
+//    Signal::device_address() is the VkSemaphore's handle, not memory.
 //    A queue signal to a value not above what the semaphore was already signalled or scheduled to would break
 //    VUID-VkSubmitInfo-pSignalSemaphores-03242 (the value must grow): an equal value is skipped, a smaller one is
 //    skipped and reported as a queue error (the next synchronize() throws it). A host set() to a value at or above a
