@@ -210,7 +210,7 @@ VulkanDevice::VulkanDevice(int index)
   try {
     create_logical_device();
     fill_caps();
-    set_no_target_reason("the SPIR-V target (compiler/spirv make_spirv_target) is not in this build yet; load_spirv takes SPIR-V words");
+    install_target();
     create_timeline_signal();
     progress_ = &new_signal("progress");
     bridge_thread_ = std::thread([this] { bridge_loop(); });
@@ -393,6 +393,16 @@ void VulkanDevice::fill_caps() {
   caps_.preserve_nan16 = floats.shaderSignedZeroInfNanPreserveFloat16;
   caps_.preserve_nan32 = floats.shaderSignedZeroInfNanPreserveFloat32;
   caps_.preserve_nan64 = floats.shaderSignedZeroInfNanPreserveFloat64;
+}
+
+// The SPIR-V target for this device's caps (compiler/spirv/spirv_target.h); a device it refuses (a missing feature)
+// still runs hand-written modules (load_spirv) and says why it cannot compile.
+void VulkanDevice::install_target() {
+  try {
+    set_target(make_spirv_target(caps_));
+  } catch (const std::invalid_argument& e) {
+    set_no_target_reason(e.what());
+  }
 }
 
 VkQueryPool VulkanDevice::new_query_pool(uint32_t slots) {

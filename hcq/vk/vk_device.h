@@ -175,6 +175,7 @@ class VulkanDevice final : public Device {
   explicit VulkanDevice(int index);
   void create_logical_device();
   void fill_caps();
+  void install_target();
   void teardown();
   void release_waits();
   void stop_bridge();
