@@ -6,9 +6,11 @@
 
 #include "compiler/program.h"
 #include "frontend/tensor.h"
+#include "hcq/devices.h"
 #include "hcq/host_buffers.h"
 #include "hcq/hw_queue.h"
 #include "hcq/run_linear.h"
+#include "ir/environment.h"
 #include "tests/hcq_vk/vk_test_support.h"
 
 namespace doorbell::vk::testing {
@@ -56,6 +58,28 @@ TEST_F(VkRenderedTest, AnElementwiseKernelMatchesTheReference) {
 TEST_F(VkRenderedTest, AGroupedReductionWithSharedMemoryMatchesTheReference) {
   Tensor x = Tensor::randint({5000}, -9, 9).realize();
   expect_same_as_reference(dev(), x.sum());
+}
+
+// The seeds' example with DEV=VK: buffers on the device (host_buffers through allocate_storage and copy_in/copy_out),
+// run_linear launching the rendered kernels on its queue.
+TEST_F(VkRenderedTest, TheSeedExampleRunsWithVkAsTheDefaultDevice) {
+  Device& vk = device("VK");  // the registry's VK (not the suite's own device)
+  const uint64_t submitted_before = vk.timeline_value();
+  const std::string previous = default_device_name();
+  set_default_device_name("VK");
+  std::vector<float> got;
+  try {
+    Tensor x = Tensor({1.f, 2.f, 3.f}).realize();
+    Tensor y = (x + 1) * 2;
+    run_linear(y.schedule_linear());
+    got = y.tolist<float>();
+  } catch (...) {
+    set_default_device_name(previous);
+    throw;
+  }
+  set_default_device_name(previous);
+  EXPECT_EQ(got, (std::vector<float>{4, 6, 8}));
+  EXPECT_GT(vk.timeline_value(), submitted_before) << "the kernels ran on VK's queue";
 }
 
 }  // namespace
