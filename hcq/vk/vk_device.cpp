@@ -196,14 +196,15 @@ VulkanDevice::VulkanDevice(int index)
       pipelines_(std::make_shared<PipelineRegistry>()),
       bound_registry_(std::make_shared<BoundRegistry>()),
       query_slot_space_(kQuerySlots) {
-  instance_ = std::make_unique<VulkanInstance>(name(), [this](const std::string& m) {
+  instance_ = &VulkanInstance::shared(name());
+  messenger_ = std::make_unique<DebugMessenger>(*instance_, name(), [this](const std::string& m) {
     {
       std::lock_guard lock(messages_mutex_);
       validation_messages_.push_back(m);
     }
     report_queue_error(m);
   });
-  const PhysicalDeviceChoice choice = instance_->choose(index);
+  const PhysicalDeviceChoice choice = instance_->choose(index, name());
   physical_ = choice.physical;
   physical_name_ = choice.name;
   staging_ = env_is_one("DOORBELL_VK_STAGING");
@@ -300,7 +301,9 @@ void VulkanDevice::create_logical_device() {
   info.enabledExtensionCount = static_cast<uint32_t>(enabled.size());
   info.ppEnabledExtensionNames = enabled.data();
   vk_check(vkCreateDevice(physical_, &info, nullptr, &device_), name(), "vkCreateDevice", physical_name_);
+  messenger_->claim(device_);
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+  messenger_->claim(queue_);
   pipelines_->device = device_;
   bound_registry_->device = this;
 
@@ -313,8 +316,10 @@ void VulkanDevice::create_logical_device() {
   {
     VkBuffer b = VK_NULL_HANDLE;
     vk_check(vkCreateBuffer(device_, &probe, nullptr, &b), name(), "vkCreateBuffer", "the memory type probe");
+    messenger_->claim(b);
     vkGetBufferMemoryRequirements(device_, b, &req);
     vkDestroyBuffer(device_, b, nullptr);
+    messenger_->disclaim(b);
   }
   VkPhysicalDeviceMemoryProperties mem{};
   vkGetPhysicalDeviceMemoryProperties(physical_, &mem);
@@ -341,6 +346,7 @@ void VulkanDevice::create_logical_device() {
   layout.pushConstantRangeCount = 1;
   layout.pPushConstantRanges = &range;
   vk_check(vkCreatePipelineLayout(device_, &layout, nullptr, &layout_), name(), "vkCreatePipelineLayout", "kernels");
+  messenger_->claim(layout_);
 
   PipelineCacheIdentity id{props_.vendorID, props_.deviceID, {}};
   std::memcpy(id.uuid.data(), props_.pipelineCacheUUID, 16);
@@ -351,11 +357,13 @@ void VulkanDevice::create_logical_device() {
   pc.initialDataSize = cached.size();
   pc.pInitialData = cached.empty() ? nullptr : cached.data();
   vk_check(vkCreatePipelineCache(device_, &pc, nullptr, &pipeline_cache_), name(), "vkCreatePipelineCache", "kernels");
+  messenger_->claim(pipeline_cache_);
 
   VkCommandPoolCreateInfo pool = vk_struct<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
   pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pool.queueFamilyIndex = queue_family_;
   vk_check(vkCreateCommandPool(device_, &pool, nullptr, &command_pool_), name(), "vkCreateCommandPool", "queues");
+  messenger_->claim(command_pool_);
   query_pool_ = new_query_pool(kQuerySlots);
   query_ring_.emplace(query_slot_space_.data(), 0, kQuerySlots, name() + ": the timestamp query slots");
   bridge_in_ = new_timeline_semaphore("the host bridge (foreign waits)");
@@ -411,6 +419,7 @@ VkQueryPool VulkanDevice::new_query_pool(uint32_t slots) {
   info.queryCount = std::max<uint32_t>(slots, 1);
   VkQueryPool pool = VK_NULL_HANDLE;
   vk_check(vkCreateQueryPool(device_, &info, nullptr, &pool), name(), "vkCreateQueryPool", std::to_string(slots) + " timestamps");
+  messenger_->claim(pool);
   return pool;
 }
 
@@ -422,6 +431,7 @@ VkSemaphore VulkanDevice::new_timeline_semaphore(const std::string& what) {
   info.pNext = &type;
   VkSemaphore s = VK_NULL_HANDLE;
   vk_check(vkCreateSemaphore(device_, &info, nullptr, &s), name(), "vkCreateSemaphore", what);
+  messenger_->claim(s);
   return s;
 }
 
@@ -479,6 +489,7 @@ void VulkanDevice::teardown() {
   if (command_pool_) vkDestroyCommandPool(device_, command_pool_, nullptr);  // frees every command buffer
   vkDestroyDevice(device_, nullptr);
   device_ = VK_NULL_HANDLE;
+  messenger_.reset();  // after vkDestroyDevice, whose messages it still hears
 }
 
 void VulkanDevice::stop_bridge() {
@@ -665,6 +676,7 @@ VulkanDevice::Memory VulkanDevice::allocate_memory(uint64_t bytes, uint32_t type
   info.size = bytes;
   info.usage = kBufferUsage;
   vk_check(vkCreateBuffer(device_, &info, nullptr, &m.buffer), name(), "vkCreateBuffer", what + " (" + std::to_string(bytes) + " bytes)");
+  messenger_->claim(m.buffer);
   VkMemoryRequirements req{};
   vkGetBufferMemoryRequirements(device_, m.buffer, &req);
   VkMemoryAllocateFlagsInfo flags = vk_struct<VkMemoryAllocateFlagsInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO);
@@ -674,6 +686,7 @@ VulkanDevice::Memory VulkanDevice::allocate_memory(uint64_t bytes, uint32_t type
   alloc.allocationSize = req.size;
   alloc.memoryTypeIndex = type;
   VkResult r = vkAllocateMemory(device_, &alloc, nullptr, &m.memory);
+  if (r == VK_SUCCESS) messenger_->claim(m.memory);
   if (r == VK_SUCCESS) r = vkBindBufferMemory(device_, m.buffer, m.memory, 0);
   if (r == VK_SUCCESS && map) r = vkMapMemory(device_, m.memory, 0, VK_WHOLE_SIZE, 0, reinterpret_cast<void**>(&m.host));
   if (r != VK_SUCCESS) {
@@ -693,6 +706,8 @@ VulkanDevice::Memory VulkanDevice::allocate_memory(uint64_t bytes, uint32_t type
 void VulkanDevice::free_memory(const Memory& m) {
   if (m.buffer) vkDestroyBuffer(device_, m.buffer, nullptr);
   if (m.memory) vkFreeMemory(device_, m.memory, nullptr);  // unmaps it too
+  messenger_->disclaim(m.buffer);
+  messenger_->disclaim(m.memory);
 }
 
 SubAllocator& VulkanDevice::heap_locked(bool host_visible) {
@@ -856,6 +871,7 @@ std::unique_ptr<VulkanProgram> VulkanDevice::make_program(std::span<const uint32
   sm.pCode = words.data();
   VkShaderModule module = VK_NULL_HANDLE;
   vk_check(vkCreateShaderModule(device_, &sm, nullptr, &module), name(), "vkCreateShaderModule", kernel);
+  messenger_->claim(module);
   VkComputePipelineCreateInfo cp = vk_struct<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
   cp.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   cp.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
@@ -865,7 +881,11 @@ std::unique_ptr<VulkanProgram> VulkanDevice::make_program(std::span<const uint32
   VkPipeline pipeline = VK_NULL_HANDLE;
   const VkResult r = vkCreateComputePipelines(device_, pipeline_cache_, 1, &cp, nullptr, &pipeline);
   vkDestroyShaderModule(device_, module, nullptr);
+  messenger_->disclaim(module);
   vk_check(r, name(), "vkCreateComputePipelines", kernel);
+  // Not disclaimed when destroyed (~VulkanProgram may outlive the device): a claimed handle the driver reuses for
+  // another device's object at most lets this device hear that object's messages too.
+  messenger_->claim(pipeline);
   {
     std::lock_guard lock(pipelines_->mu);
     pipelines_->live.insert(pipeline);
@@ -987,6 +1007,7 @@ VkCommandBuffer VulkanDevice::new_command_buffer() {
   info.commandBufferCount = 1;
   VkCommandBuffer cb = VK_NULL_HANDLE;
   vk_check(vkAllocateCommandBuffers(device_, &info, &cb), name(), "vkAllocateCommandBuffers", "a queue");
+  messenger_->claim(cb);
   return cb;
 }
 
@@ -1353,6 +1374,7 @@ void VulkanDevice::retire_bound(VulkanBoundQueue& b) {
   retired_.push_back(Retired{after, [this, cbs, pool, args] {
                                for (VkCommandBuffer cb : cbs) free_command_buffers_.push_back(cb);
                                if (pool) vkDestroyQueryPool(device_, pool, nullptr);
+                               messenger_->disclaim(pool);
                                if (args) {
                                  std::lock_guard mlock(memory_mutex_);
                                  heap_locked(true).free(args);

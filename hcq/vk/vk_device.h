@@ -66,6 +66,7 @@
 #include "hcq/hw_queue.h"
 #include "hcq/suballocator.h"
 #include "hcq/upload_ring.h"
+#include "hcq/vk/vk_debug_messenger.h"
 #include "hcq/vk/vk_instance.h"
 #include "ir/program_info.h"
 
@@ -242,7 +243,8 @@ class VulkanDevice final : public Device {
   void bridge_loop();
   void push_bridge(BridgeJob job);
 
-  std::unique_ptr<VulkanInstance> instance_;
+  const VulkanInstance* instance_ = nullptr;  // the process's (vk_instance.h)
+  std::unique_ptr<DebugMessenger> messenger_;  // created before and destroyed after the VkDevice
   std::string physical_name_;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkPhysicalDeviceProperties props_{};

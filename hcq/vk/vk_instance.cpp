@@ -5,6 +5,7 @@
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 
 #include "hcq/vk/vk_check.h"
 
@@ -34,10 +35,36 @@ bool validation_requested() {
   return v != nullptr && std::strcmp(v, "1") == 0;
 }
 
-VulkanInstance::VulkanInstance(std::string device_name, MessageSink on_message)
-    : device_name_(std::move(device_name)), on_message_(std::move(on_message)) {
+VkDebugUtilsMessengerCreateInfoEXT messenger_info(PFN_vkDebugUtilsMessengerCallbackEXT callback, void* user) {
+  VkDebugUtilsMessengerCreateInfoEXT m = vk_struct<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
+  m.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  m.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                  VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  m.pfnUserCallback = callback;
+  m.pUserData = user;
+  return m;
+}
+
+std::string validation_message_text(const std::string& device_name, VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                    const VkDebugUtilsMessengerCallbackDataEXT* data) {
+  const char* level = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? "error" : "warning";
+  return device_name + ": validation " + level + ": " + (data->pMessage != nullptr ? data->pMessage : "(no message)");
+}
+
+const VulkanInstance& VulkanInstance::shared(const std::string& device_name) {
+  // Pointers that live until the process ends (reachable, so LeakSanitizer does not count them).
+  static std::mutex mu;
+  static VulkanInstance* instances[2] = {nullptr, nullptr};
+  const bool validation = validation_requested();
+  std::lock_guard lock(mu);
+  VulkanInstance*& slot = instances[validation ? 1 : 0];
+  if (slot == nullptr) slot = new VulkanInstance(validation, device_name);
+  return *slot;
+}
+
+VulkanInstance::VulkanInstance(bool validation, const std::string& device_name) {
   std::vector<const char*> layers, extensions;
-  if (validation_requested()) {
+  if (validation) {
     if (layer_installed(kValidationLayer)) {
       validation_ = true;
       layers.push_back(kValidationLayer);
@@ -60,48 +87,28 @@ VulkanInstance::VulkanInstance(std::string device_name, MessageSink on_message)
   info.ppEnabledLayerNames = layers.data();
   info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   info.ppEnabledExtensionNames = extensions.data();
-  // The messenger also covers vkCreateInstance itself when chained here (VK_EXT_debug_utils).
-  VkDebugUtilsMessengerCreateInfoEXT messenger = vk_struct<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
-  messenger.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-  messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                          VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
-  messenger.pfnUserCallback = &VulkanInstance::on_debug_message;
-  messenger.pUserData = this;
+  // A messenger chained here covers vkCreateInstance and vkDestroyInstance only (VK_EXT_debug_utils): its messages are
+  // kept for the first device.
+  VkDebugUtilsMessengerCreateInfoEXT messenger = messenger_info(&VulkanInstance::on_creation_message, this);
   if (validation_) info.pNext = &messenger;
   const VkResult r = vkCreateInstance(&info, nullptr, &instance_);
   if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
-    throw std::runtime_error(device_name_ + ": no Vulkan 1.2 driver: the loader found no ICD (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER; "
+    throw std::runtime_error(device_name + ": no Vulkan 1.2 driver: the loader found no ICD (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER; "
                              "Debian: mesa-vulkan-drivers gives lavapipe)");
-  vk_check(r, device_name_, "vkCreateInstance", "API version 1.2");
-  if (validation_) {
-    auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
-    if (create == nullptr) {
-      vkDestroyInstance(instance_, nullptr);
-      throw std::runtime_error(device_name_ + ": the validation layer is on but vkCreateDebugUtilsMessengerEXT is missing");
-    }
-    const VkResult m = create(instance_, &messenger, nullptr, &messenger_);
-    if (m != VK_SUCCESS) {
-      vkDestroyInstance(instance_, nullptr);
-      vk_check(m, device_name_, "vkCreateDebugUtilsMessengerEXT", "the validation messages");
-    }
-  }
+  vk_check(r, device_name, "vkCreateInstance", "API version 1.2");
 }
 
-VulkanInstance::~VulkanInstance() {
-  if (messenger_ != VK_NULL_HANDLE) {
-    auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
-    if (destroy != nullptr) destroy(instance_, messenger_, nullptr);
-  }
-  vkDestroyInstance(instance_, nullptr);
+std::vector<std::string> VulkanInstance::take_creation_messages() const {
+  std::lock_guard lock(creation_mutex_);
+  return std::exchange(creation_messages_, {});
 }
 
-VKAPI_ATTR VkBool32 VKAPI_CALL VulkanInstance::on_debug_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                                                VkDebugUtilsMessageTypeFlagsEXT, const VkDebugUtilsMessengerCallbackDataEXT* data,
-                                                                void* user) {
+VKAPI_ATTR VkBool32 VKAPI_CALL VulkanInstance::on_creation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                                   VkDebugUtilsMessageTypeFlagsEXT,
+                                                                   const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
   auto* self = static_cast<VulkanInstance*>(user);
-  const char* level = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? "error" : "warning";
-  std::string text = self->device_name_ + ": validation " + level + ": " + (data->pMessage != nullptr ? data->pMessage : "(no message)");
-  if (self->on_message_) self->on_message_(text);
+  std::lock_guard lock(self->creation_mutex_);
+  self->creation_messages_.push_back(validation_message_text("VK (instance creation)", severity, data));
   return VK_FALSE;  // the call goes on (VK_TRUE is reserved for layer development)
 }
 
@@ -123,12 +130,12 @@ std::string VulkanInstance::unusable_reason(VkPhysicalDevice physical) {
   return missing.empty() ? "" : "lacks " + missing;
 }
 
-PhysicalDeviceChoice VulkanInstance::choose(int index) const {
+PhysicalDeviceChoice VulkanInstance::choose(int index, const std::string& device_name) const {
   uint32_t count = 0;
-  vk_check(vkEnumeratePhysicalDevices(instance_, &count, nullptr), device_name_, "vkEnumeratePhysicalDevices", "");
+  vk_check(vkEnumeratePhysicalDevices(instance_, &count, nullptr), device_name, "vkEnumeratePhysicalDevices", "");
   std::vector<VkPhysicalDevice> all(count);
-  vk_check(vkEnumeratePhysicalDevices(instance_, &count, all.data()), device_name_, "vkEnumeratePhysicalDevices", "");
-  if (count == 0) throw std::runtime_error(device_name_ + ": the Vulkan loader lists no physical device (no ICD installed or VK_ICD_FILENAMES names none)");
+  vk_check(vkEnumeratePhysicalDevices(instance_, &count, all.data()), device_name, "vkEnumeratePhysicalDevices", "");
+  if (count == 0) throw std::runtime_error(device_name + ": the Vulkan loader lists no physical device (no ICD installed or VK_ICD_FILENAMES names none)");
   std::string listing;
   int usable = 0;
   for (uint32_t i = 0; i < count; i++) {
@@ -140,7 +147,7 @@ PhysicalDeviceChoice VulkanInstance::choose(int index) const {
     if (usable == index) return PhysicalDeviceChoice{all[i], props.deviceName, index};
     usable++;
   }
-  throw std::runtime_error(device_name_ + ": no usable Vulkan device of index " + std::to_string(index) + ": " + std::to_string(usable) +
+  throw std::runtime_error(device_name + ": no usable Vulkan device of index " + std::to_string(index) + ": " + std::to_string(usable) +
                            " usable (Vulkan >= 1.2 with timelineSemaphore, bufferDeviceAddress, shaderInt64) among " + listing);
 }
 
