@@ -8,18 +8,41 @@
 
 namespace doorbell::vk::testing {
 
-VulkanDevice* shared_device(std::string* why) {
-  static std::string error;
-  static VulkanDevice* dev = [] {
+namespace {
+
+struct SharedDevice {
+  std::unique_ptr<VulkanDevice> device;
+  std::string error;
+};
+
+SharedDevice& shared() {
+  static SharedDevice* s = [] {
+    auto* made = new SharedDevice;  // never destroyed; its device is closed by CloseSharedDevice
     try {
-      return VulkanDevice::open(0).release();  // kept for the process: queued work may run until it ends
+      made->device = VulkanDevice::open(0);
     } catch (const std::exception& e) {
-      error = e.what();
-      return static_cast<VulkanDevice*>(nullptr);
+      made->error = e.what();
     }
+    return made;
   }();
-  if (why != nullptr) *why = error;
-  return dev;
+  return *s;
+}
+
+// Closes the suite's device after the last test, while the process's statics still live (a device's program cache
+// holds UOps, whose interning table is a static). A device still open at exit keeps its pipelines, and lavapipe then
+// leaks a block per pipeline that only its JIT-compiled code refers to (firmware-notes/vulkan-device.md §3).
+class CloseSharedDevice : public ::testing::Environment {
+ public:
+  void TearDown() override { shared().device.reset(); }
+};
+[[maybe_unused]] ::testing::Environment* const kCloseSharedDevice = ::testing::AddGlobalTestEnvironment(new CloseSharedDevice);
+
+}  // namespace
+
+VulkanDevice* shared_device(std::string* why) {
+  SharedDevice& s = shared();
+  if (why != nullptr) *why = s.error;
+  return s.device.get();
 }
 
 std::vector<uint32_t> kernel_words(const std::string& name) {
