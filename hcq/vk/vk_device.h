@@ -40,6 +40,11 @@
 //  - Memory freed while a submitted batch may use it is kept until the progress semaphore passes that submission.
 //    Destroying the device waits (bounded) for its work; a queue that still waits then is released by signalling
 //    what it waits for from the host, so teardown never hangs.
+//
+// The parts, each in its file: vk_instance.h (the process's instance), vk_debug_messenger.h (this device's validation
+// messages), vk_memory.h, vk_semaphore_signals.h (signals and the bridge), vk_recording.h (batches and command
+// buffers), vk_submission.cpp, vk_bound_queue.h, vk_program.h (pipelines and their cache), vk_clock.cpp; this file's
+// .cpp opens the device and tears it down.
 #pragma once
 #include <vulkan/vulkan.h>
 
@@ -68,34 +73,13 @@
 #include "hcq/upload_ring.h"
 #include "hcq/vk/vk_debug_messenger.h"
 #include "hcq/vk/vk_instance.h"
+#include "hcq/vk/vk_program.h"
 #include "ir/program_info.h"
 
 namespace doorbell::vk {
 
 struct PipelineRegistry;
 struct BoundRegistry;
-
-// A SPIR-V kernel made launchable: its compute pipeline (one push-constant range of kSpirvPushConstantBytes, no
-// descriptor sets) and what an exec must match.
-class VulkanProgram final : public LoadedProgram {
- public:
-  VulkanProgram(std::string name, std::string device, VkPipeline pipeline, std::shared_ptr<PipelineRegistry> registry,
-                std::array<uint32_t, 3> local_size, uint32_t buffers, uint32_t vars);
-  ~VulkanProgram() override;
-  const std::string& name() const override { return name_; }
-  const std::string& device() const override { return device_; }
-  VkPipeline pipeline() const { return pipeline_; }
-  std::array<uint32_t, 3> local_size() const { return local_size_; }
-  uint32_t buffers() const { return buffers_; }
-  uint32_t vars() const { return vars_; }
-
- private:
-  std::string name_, device_;
-  VkPipeline pipeline_;
-  std::shared_ptr<PipelineRegistry> registry_;  // destroys the pipeline once, whichever of program and device goes first
-  std::array<uint32_t, 3> local_size_;
-  uint32_t buffers_, vars_;
-};
 
 struct VkSignalState;
 struct VkBatch;
