@@ -33,11 +33,7 @@ std::shared_ptr<BoundQueue> VulkanDevice::bind(const HWQueue& queue) {
   if (b->query_count) b->pool = new_query_pool(b->query_count);
   assign_queries(b->batches, b->commands, 0);
   if (arg_bytes) {
-    SubAllocator::Block block;
-    {
-      std::lock_guard mlock(memory_mutex_);
-      block = heap_locked(true).alloc(arg_bytes, 256, "a bound queue's argument blocks");
-    }
+    const SubAllocator::Block block = alloc_host_block(arg_bytes, "a bound queue's argument blocks");
     b->args_address = block.address;
     uint64_t used = 0;
     for (size_t i = 0; i < commands.size(); i++) {

@@ -182,6 +182,8 @@ class VulkanDevice final : public Device {
   Memory allocate_memory(uint64_t bytes, uint32_t type, bool map, const std::string& what);
   void free_memory(const Memory& m);
   SubAllocator& heap_locked(bool host_visible);  // memory_mutex_ held
+  // A block of host-visible memory (staging, argument blocks), 256-byte aligned; takes memory_mutex_.
+  SubAllocator::Block alloc_host_block(uint64_t bytes, const char* what);
   void release_block(uint64_t address, bool host_visible);
   // The buffer holding [address, address + bytes), or throws std::invalid_argument naming the address.
   Located locate(uint64_t address, uint64_t bytes, const char* what);

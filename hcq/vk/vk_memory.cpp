@@ -120,6 +120,11 @@ VulkanDevice::Storage VulkanDevice::allocate_storage(size_t bytes) {
   return Storage{b.host, b.address, b.address};
 }
 
+SubAllocator::Block VulkanDevice::alloc_host_block(uint64_t bytes, const char* what) {
+  std::lock_guard lock(memory_mutex_);
+  return heap_locked(true).alloc(bytes, 256, what);
+}
+
 void VulkanDevice::release_storage(const Storage& storage) { release_block(storage.handle, false); }
 
 // Frees a block of a heap once no submission made so far can still use it.
@@ -159,11 +164,7 @@ void VulkanDevice::copy_in(const Storage& storage, uint64_t offset, const void* 
   if (bytes == 0) return;
   check_transfer(storage, offset, bytes, "copy_in");
   if (storage.host != nullptr) return Device::copy_in(storage, offset, src, bytes);
-  SubAllocator::Block staging;
-  {
-    std::lock_guard lock(memory_mutex_);
-    staging = heap_locked(true).alloc(bytes, 256, "a staging buffer");
-  }
+  const SubAllocator::Block staging = alloc_host_block(bytes, "a staging buffer");
   std::memcpy(staging.host, src, bytes);
   HWQueue q;
   q.copy(reinterpret_cast<void*>(storage.address + offset), reinterpret_cast<const void*>(staging.address), bytes);
@@ -176,11 +177,7 @@ void VulkanDevice::copy_out(void* dst, const Storage& storage, uint64_t offset, 
   if (bytes == 0) return;
   check_transfer(storage, offset, bytes, "copy_out");
   if (storage.host != nullptr) return Device::copy_out(dst, storage, offset, bytes);
-  SubAllocator::Block staging;
-  {
-    std::lock_guard lock(memory_mutex_);
-    staging = heap_locked(true).alloc(bytes, 256, "a staging buffer");
-  }
+  const SubAllocator::Block staging = alloc_host_block(bytes, "a staging buffer");
   HWQueue q;
   q.copy(reinterpret_cast<void*>(staging.address), reinterpret_cast<const void*>(storage.address + offset), bytes);
   const uint64_t count = submit_counted(q);
