@@ -1,0 +1,155 @@
+// The HCQ fuzzer (hcq_fuzz.h) with a third device: VK (the Vulkan device, lavapipe in CI), whose streams copy with
+// vkCmdCopyBuffer and signal and wait with timeline semaphores, on signals the CPU devices' queues and the host also
+// wait on and set (Signal::value reads the semaphore's counter, Signal::set signals it from the host). The cells are
+// VK storage mapped for the host, which the CPU devices' execs read and write through that mapping: a Vulkan device
+// without host-visible device memory cannot take part, and the tests skip saying so. HCQ_FUZZ_VK_COUNT programs (40
+// by default, about 10 s on lavapipe with the validation layer) from HCQ_FUZZ_SEED (1); each opens a fresh device.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "hcq/backend.h"
+#include "hcq/device.h"
+#include "hcq_fuzz.h"
+
+namespace doorbell::hcq_fuzz {
+namespace {
+
+uint64_t env_or(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
+// A fresh VK device from its backend's registration (hcq/backend.h), not the registry's shared one.
+std::unique_ptr<Device> open_vk() {
+  const Backend* vk = find_backend("VK");
+  if (vk == nullptr) throw std::runtime_error("no backend VK is registered in this build (DOORBELL_WITH_VULKAN)");
+  return vk->open(parse_device_name("VK"));
+}
+
+RunOptions vk_options() {
+  RunOptions options{.watchdog = std::chrono::milliseconds(env_or("HCQ_FUZZ_WATCHDOG_MS", 10'000))};
+  options.open_gpu = open_vk;
+  return options;
+}
+
+// "" when a VK device opens and its storage is mapped for the host; else why the fuzzer cannot run on it.
+std::string why_vk_cannot_take_part() {
+  std::unique_ptr<Device> d;
+  try {
+    d = open_vk();
+  } catch (const std::exception& e) {
+    return std::string("DEV=VK does not open here: ") + e.what();
+  }
+  const Device::Storage s = d->allocate_storage(256);
+  if (s.host == nullptr) return d->name() + " has no host-visible device memory; the fuzzer's cells must be reachable by the CPU devices";
+  d->release_storage(s);
+  return "";
+}
+
+#define SKIP_UNLESS_VK_TAKES_PART()                                    \
+  do {                                                                 \
+    static const std::string why = why_vk_cannot_take_part();          \
+    if (!why.empty()) GTEST_SKIP() << why;                             \
+  } while (false)
+
+TEST(HcqFuzzVk, RandomProgramsAcrossTwoCpuDevicesAndTheVulkanDeviceRunInOrderAndComplete) {
+  SKIP_UNLESS_VK_TAKES_PART();
+  const uint64_t count = env_or("HCQ_FUZZ_VK_COUNT", 40);
+  const uint64_t seed = env_or("HCQ_FUZZ_SEED", 1);
+  const RunOptions options = vk_options();
+  size_t vk_submissions = 0, vk_bound = 0, cross_waits = 0, vk_copies = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    const Program program = generate(seed + i, "VK");
+    const Plan plan = lower(program);
+    for (const Submission& s : plan.submissions) {
+      if (program.stream_device[s.stream] != kGpuDevice) continue;
+      vk_submissions++;
+      vk_bound += s.bind;
+      for (const LoweredCommand& c : s.commands) vk_copies += c.kind == CommandKind::kCopy;
+    }
+    cross_waits += plan.cross_waits;
+    const std::string failure = run(program, options);
+    if (failure.empty()) continue;
+    int runs = 0;
+    const Program small = shrink(program, options, &runs);
+    ADD_FAILURE() << "VK program " << i << " (HCQ_FUZZ_SEED=" << seed + i << " HCQ_FUZZ_VK_COUNT=1): " << failure << "\n"
+                  << describe(program) << "shrunk in " << runs << " runs to: " << run(small, options) << "\n"
+                  << describe(small);
+    return;
+  }
+  std::printf("hcq fuzz with VK: %llu programs from seed %llu: %zu VK submissions (%zu bound, %zu copies), %zu waits "
+              "across streams\n",
+              static_cast<unsigned long long>(count), static_cast<unsigned long long>(seed), vk_submissions, vk_bound,
+              vk_copies, cross_waits);
+  EXPECT_GT(vk_submissions, count / 2) << "the programs must put work on VK";
+  EXPECT_GT(vk_copies, 0u) << "the programs must copy on VK";
+  if (count >= 20) EXPECT_GT(vk_bound, 0u) << "the programs must bind VK queues too";
+}
+
+TEST(HcqFuzzVk, ACopyOnVulkanBetweenTwoCpuExecsIsOrderedByTimelineSemaphores) {
+  SKIP_UNLESS_VK_TAKES_PART();
+  Program p;
+  p.gpu = "VK";
+  p.stream_device = {0, kGpuDevice, 1};
+  p.signal_stride = {1, uint64_t{1} << 32, 1};  // the VK stream's semaphore moves only in its high half
+  p.cells = 3;
+  p.ops = {Op{.kind = OpKind::kExec, .stream = 0, .out = 0, .in1 = 1, .in2 = 2, .k = 7},
+           Op{.kind = OpKind::kCopy, .stream = 1, .out = 1, .in1 = 0},
+           Op{.kind = OpKind::kExec, .stream = 2, .out = 2, .in1 = 1, .in2 = 1, .k = -3},
+           Op{.kind = OpKind::kHostRead, .in1 = 2}};
+  EXPECT_EQ(lower(p).cross_waits, 2u);
+  EXPECT_EQ(run(p, vk_options()), "") << describe(p);
+}
+
+TEST(HcqFuzzVk, AVulkanStreamBehindAHostGateWaitsForTheHostToSignalItsSemaphore) {
+  SKIP_UNLESS_VK_TAKES_PART();
+  Program p;
+  p.gpu = "VK";
+  p.stream_device = {kGpuDevice, 0};
+  p.signal_stride = {1, 1};
+  p.cells = 2;
+  // The VK stream waits at the gate (a semaphore the host signals with vkSignalSemaphore) before its copy; the CPU
+  // stream's exec reads what the copy wrote.
+  p.ops = {Op{.kind = OpKind::kGate, .stream = 0}, Op{.kind = OpKind::kCopy, .stream = 0, .out = 0, .in1 = 1},
+           Op{.kind = OpKind::kFlush, .stream = 0},
+           Op{.kind = OpKind::kExec, .stream = 1, .out = 1, .in1 = 0, .in2 = 0, .k = 5},
+           Op{.kind = OpKind::kHostRead, .in1 = 1}};
+  EXPECT_EQ(run(p, vk_options()), "") << describe(p);
+}
+
+TEST(HcqFuzzVk, ABoundCopyQueueOnVulkanRunsAsTheUnboundOneDoes) {
+  SKIP_UNLESS_VK_TAKES_PART();
+  Program p;
+  p.gpu = "VK";
+  p.stream_device = {kGpuDevice};
+  p.signal_stride = {1};
+  p.cells = 2;
+  p.ops = {Op{.kind = OpKind::kCopy, .stream = 0, .out = 0, .in1 = 1}, Op{.kind = OpKind::kFlush, .stream = 0}};
+  EXPECT_EQ(run(p, vk_options()), "") << describe(p);
+  p.ops[1].bind = true;
+  EXPECT_EQ(run(p, vk_options()), "") << describe(p);
+}
+
+TEST(HcqFuzzVk, TheCheckCatchesAWrongConstantAndAWaitNoStreamReaches) {
+  SKIP_UNLESS_VK_TAKES_PART();
+  Program p;
+  p.gpu = "VK";
+  p.stream_device = {0, kGpuDevice};
+  p.signal_stride = {1, 1};
+  p.cells = 2;
+  p.ops = {Op{.kind = OpKind::kExec, .stream = 0, .out = 0, .in1 = 1, .in2 = 1, .k = 2},
+           Op{.kind = OpKind::kCopy, .stream = 1, .out = 1, .in1 = 0}, Op{.kind = OpKind::kHostRead, .in1 = 1}};
+  RunOptions options = vk_options();
+  options.sabotage = Sabotage::kWrongConstant;
+  EXPECT_NE(run(p, options).find("order:"), std::string::npos);
+  options.sabotage = Sabotage::kWaitTooFar;
+  options.watchdog = std::chrono::milliseconds(300);
+  EXPECT_NE(run(p, options).find("deadlock:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace doorbell::hcq_fuzz
