@@ -1,7 +1,7 @@
 # Test and benchmark registration. Every test carries labels from one closed list, so `ctest -L <label>` selects a
 # layer or a kind of test; a typo in a label would silently drop a test from its selection, so it fails configure.
 
-set(DOORBELL_TEST_LABELS ir fuzz frontend scheduler compiler hcq jit e2e gpucodegen nv amd x86 vk mock device bench)
+set(DOORBELL_TEST_LABELS ir fuzz frontend scheduler compiler hcq jit e2e gpucodegen nv amd x86 vk mock device bench spirv)
 
 # doorbell_check_labels(<what> <labels...>): fatal error unless there is at least one label and all are known.
 function(doorbell_check_labels what)

@@ -102,7 +102,8 @@ class Module {
   Id begin_function(Id return_type, Id function_type, uint32_t function_control = 0);
   Id function_variable(Id pointer_type);  // OpVariable ... Function
   Id label(Id id = 0);                    // OpLabel: a new block (id 0: a fresh id; else one reserved by new_id())
-  // An instruction with a result: returns its id (a fresh one unless `result` is given).
+  // An instruction with a result: returns its id (a fresh one unless `result` is given). An OpVariable (of storage
+  // class Function: the only one a function may hold) is hoisted as function_variable() does.
   Id op(Op opcode, Id result_type, std::initializer_list<Operand> operands, Id result = 0);
   Id op(Op opcode, Id result_type, const std::vector<Operand>& operands, Id result = 0);
   // An instruction without a result type or result (OpStore, OpBranch, OpReturn, OpControlBarrier, ...).
@@ -135,11 +136,19 @@ class Module {
   Id next_id_ = 1;
   std::map<std::vector<uint64_t>, Id> types_;
   std::map<std::tuple<Id, uint64_t, int>, Id> constants_;
+  std::map<std::vector<uint64_t>, Id> composites_;  // (type, constituents...) of constant_composite
+  std::map<Id, std::vector<uint64_t>> type_of_id_;  // a type id's key in types_: how its constants are encoded
   std::map<std::string, Id> imports_;
   std::vector<uint32_t> capabilities_;
   std::vector<std::string> extensions_;
   Id add(Section section, Op opcode, Id result_type, Id result, std::vector<Operand> operands);
+  Id type_from_key(const std::vector<uint64_t>& key);  // key: {opcode, operands...}
+  void require_function(const char* what) const;
 };
+
+// One instruction's words: (word count << 16) | opcode, the result type and result when not 0, then the operands.
+// Throws std::length_error past 65535 words.
+std::vector<uint32_t> encode_instruction(Op opcode, Id result_type, Id result, const std::vector<Operand>& operands);
 
 // Assembles text() output (and the subset of spirv-as syntax it uses) into words. Throws SpirvAssemblyError naming
 // the line.
