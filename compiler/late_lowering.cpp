@@ -307,6 +307,11 @@ LateLoweringOptions ptx_lowering_options() {
 
 LateLoweringOptions amdgpu_lowering_options() { return {}; }
 
+LateLoweringOptions spirv_lowering_options() {
+  LateLoweringOptions o;  // every flag false: what SPIR-V leaves undefined or lacks goes through the rules above
+  return o;
+}
+
 UOp lower_late(const UOp& sink, const LateLoweringOptions& options) {
   if (!sink) throw std::invalid_argument("lower_late: expected a kernel SINK, got a null UOp");
   // many kernels have nothing to lower (float32 math, index math without division): a scan is cheaper than a pass

@@ -58,6 +58,12 @@ LateLoweringOptions c_lowering_options();
 LateLoweringOptions ptx_lowering_options();
 // LLVM IR for AMDGPU (and its x86 semantics harness): as PTX, float64 would need AMD's device libraries.
 LateLoweringOptions amdgpu_lowering_options();
+// SPIR-V for Vulkan (compiler/spirv/spirv_renderer.h): nothing of the above natively. OpSDiv/OpUDiv by 0 and
+// OpSDiv(INT_MIN, -1) are undefined, a shift by >= the width is undefined, OpConvertFToS/U out of range is undefined
+// (SPIR-V 1.5 specification, 3.32.13/3.32.11), bool has no memory layout, 16-bit floats are float32 in registers, and
+// GLSL.std.450's Exp2/Log2/Sin/Pow have only the Vulkan precision bounds (ULPs, not correctly rounded): float32 ones
+// are decomposed, float64 ones rejected by the renderer. firmware-notes/spirv-kernels.md.
+LateLoweringOptions spirv_lowering_options();
 
 // The kernel with every op the options do not have natively rewritten. Throws std::invalid_argument for a null
 // root.

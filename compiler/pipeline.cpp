@@ -106,8 +106,12 @@ LoweredKernel cpu_pipeline(const UOp& sink, const LoweringOptions& options, bool
 }
 
 LoweredKernel gpu_pipeline(const UOp& sink, const GpuTarget& target, const GpuPipelineOptions& options) {
-  static const LateLoweringOptions ptx = ptx_lowering_options(), amdgpu = amdgpu_lowering_options();
-  const LateLoweringOptions& late = options.late != nullptr ? *options.late : target.vendor == GpuVendor::NV ? ptx : amdgpu;
+  static const LateLoweringOptions ptx = ptx_lowering_options(), amdgpu = amdgpu_lowering_options(),
+                                   spirv = spirv_lowering_options();
+  const LateLoweringOptions& late = options.late != nullptr      ? *options.late
+                                    : target.vendor == GpuVendor::NV ? ptx
+                                    : target.vendor == GpuVendor::VK ? spirv
+                                                                     : amdgpu;
   PassRunner p(sink.key().hex().substr(0, 16), late);
   if (verify_passes()) verify_kernel(sink, KernelStage::SCHEDULED, "the scheduler", nullptr);
   UOp k = sink;

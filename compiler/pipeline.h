@@ -53,7 +53,7 @@ struct GpuPipelineOptions {
   bool optimize = true;        // false with NOOPT=1: launch dims only
   GpuDimsOptions dims;         // threads per block the launch aims for
   bool late_lowering = true;   // false: stop after the launch dims (compiler/gpu/gpu_optimizer.h optimize_for_gpu)
-  // What the renderer has natively; null: the preset of the target's vendor (PTX or AMDGPU, compiler/late_lowering.h).
+  // What the renderer has natively; null: the preset of the target's vendor (PTX, AMDGPU or SPIR-V, compiler/late_lowering.h).
   const LateLoweringOptions* late = nullptr;
 };
 

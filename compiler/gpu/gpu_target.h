@@ -6,6 +6,8 @@
 //  - AMD: LLVM AMDGPU usage ("AMDGPU Processors", "Memory spaces") and the HIP programming guide: 1024 work-items
 //    per work-group, work-group (1024, 1024, 1024), grid up to 2^32-1 work-items per dimension, wave64 on gfx942
 //    (CDNA3), wave32 by default on gfx1100 (RDNA3), 64 KiB LDS per work-group.
+//  - Vulkan: no fixed table; a GpuTarget is made from the device's own limits (VkPhysicalDeviceLimits, subgroup size)
+//    by compiler/spirv/spirv_target.cpp, arch "vulkan1.2".
 #pragma once
 #include <array>
 #include <cstdint>
@@ -14,11 +16,11 @@
 
 namespace doorbell {
 
-enum class GpuVendor : uint8_t { NV, AMD };
+enum class GpuVendor : uint8_t { NV, AMD, VK };
 
 struct GpuTarget {
   GpuVendor vendor;
-  std::string arch;                      // "sm_80", "sm_90", "gfx1100", "gfx942"
+  std::string arch;                      // "sm_80", "sm_90", "gfx1100", "gfx942", "vulkan1.2"
   int warp_size;                         // threads that execute in lockstep
   int64_t max_threads_per_block;         // product of the local sizes
   std::array<int64_t, 3> max_local;      // per dimension x, y, z
@@ -26,7 +28,7 @@ struct GpuTarget {
   int64_t max_shared_bytes;              // local (shared) memory per block
 };
 
-// Throws std::invalid_argument naming the arch and the ones that exist.
+// The fixed NV and AMD targets. Throws std::invalid_argument naming the arch and the ones that exist.
 const GpuTarget& gpu_target(std::string_view arch);
 
 }  // namespace doorbell
