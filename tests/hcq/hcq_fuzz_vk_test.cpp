@@ -87,7 +87,9 @@ TEST(HcqFuzzVk, RandomProgramsAcrossTwoCpuDevicesAndTheVulkanDeviceRunInOrderAnd
               vk_copies, cross_waits);
   EXPECT_GT(vk_submissions, count / 2) << "the programs must put work on VK";
   EXPECT_GT(vk_copies, 0u) << "the programs must copy on VK";
-  if (count >= 20) EXPECT_GT(vk_bound, 0u) << "the programs must bind VK queues too";
+  if (count >= 20) {
+    EXPECT_GT(vk_bound, 0u) << "the programs must bind VK queues too";
+  }
 }
 
 TEST(HcqFuzzVk, ACopyOnVulkanBetweenTwoCpuExecsIsOrderedByTimelineSemaphores) {
