@@ -134,8 +134,8 @@ class Assembler {
   const Token& operand(const std::string& what) {
     if (at_instruction_start()) {
       const Token& last = previous_or_last();
-      fail_at(last, "too few operands: expected " + what + (at_end() ? " before the end of the text"
-                                                                     : ", got '" + tokens_[pos_].text + "'"));
+      fail_at(last, "too few operands: expected " + what +
+                        (at_end() ? " before the end of the text" : ", got '" + tokens_[pos_].text + "'"));
     }
     return tokens_[pos_++];
   }
@@ -193,29 +193,33 @@ class Assembler {
     uint64_t bits = 0;
     if (st.is_float) {
       std::string error;
-      if (t.quoted || !parse_float_literal(t.text, st.width, bits, error)) fail_at(t, "expected " + error + ", got '" + t.text + "'");
+      if (t.quoted || !parse_float_literal(t.text, st.width, bits, error))
+        fail_at(t, "expected " + error + ", got '" + t.text + "'");
     } else {
       const uint64_t umax = st.width == 64 ? ~uint64_t{0} : (uint64_t{1} << st.width) - 1;
       if (!t.quoted && !t.text.empty() && t.text[0] == '-') {
-        if (!st.is_signed) fail_at(t, "expected an unsigned " + std::to_string(st.width) + "-bit integer, got '" + t.text + "'");
+        if (!st.is_signed)
+          fail_at(t, "expected an unsigned " + std::to_string(st.width) + "-bit integer, got '" + t.text + "'");
         const Token magnitude_token{t.text.substr(1), false, t.line};
         const uint64_t min_magnitude = uint64_t{1} << (st.width - 1);
-        const uint64_t magnitude = unsigned_number(magnitude_token, min_magnitude,
-                                                   "a signed " + std::to_string(st.width) + "-bit integer");
+        const uint64_t magnitude =
+            unsigned_number(magnitude_token, min_magnitude, "a signed " + std::to_string(st.width) + "-bit integer");
         bits = (~magnitude + 1) & umax;
       } else {
         // Decimal: the type's range (signed types: up to their maximum); hex: any bits of the width.
         const bool hex = t.text.size() > 2 && t.text[0] == '0' && (t.text[1] == 'x' || t.text[1] == 'X');
         const uint64_t max = st.is_signed && !hex ? umax >> 1 : umax;
-        bits = unsigned_number(t, max, std::string(st.is_signed ? "a signed " : "an unsigned ") +
-                                           std::to_string(st.width) + "-bit integer");
+        bits = unsigned_number(
+            t, max,
+            std::string(st.is_signed ? "a signed " : "an unsigned ") + std::to_string(st.width) + "-bit integer");
       }
     }
     if (st.width == 64) {
       out.push_back(static_cast<uint32_t>(bits));
       out.push_back(static_cast<uint32_t>(bits >> 32));
     } else {
-      if (!st.is_float && st.is_signed && st.width < 32 && ((bits >> (st.width - 1)) & 1)) bits |= ~uint64_t{0} << st.width;
+      if (!st.is_float && st.is_signed && st.width < 32 && ((bits >> (st.width - 1)) & 1))
+        bits |= ~uint64_t{0} << st.width;
       out.push_back(static_cast<uint32_t>(bits));
     }
   }
@@ -224,7 +228,9 @@ class Assembler {
   void enum_operand(std::string_view kind_name, std::vector<uint32_t>& out) {
     const auto kind = enum_kind_from_name(kind_name);
     const Token& t = operand("a " + std::string(kind_name));
-    if (!kind) fail_at(t, "operand kind " + std::string(kind_name) + " is not in the grammar tables; expected one of the kinds spirv_grammar.h lists");
+    if (!kind)
+      fail_at(t, "operand kind " + std::string(kind_name) +
+                     " is not in the grammar tables; expected one of the kinds spirv_grammar.h lists");
     if (t.quoted) fail_at(t, "expected a " + std::string(kind_name) + ", got a string");
     auto value_of = [&](std::string_view name) -> uint32_t {
       if (auto v = enumerant_value(*kind, name)) return *v;
@@ -292,18 +298,26 @@ class Assembler {
     }
     for (char k : token) {  // LI, IL, II: two operands in turn
       switch (k) {
-        case 'I': out.push_back(id_operand("an id operand of " + owner)); break;
-        case 'L': out.push_back(literal_operand("a literal integer of " + owner)); break;
+        case 'I':
+          out.push_back(id_operand("an id operand of " + owner));
+          break;
+        case 'L':
+          out.push_back(literal_operand("a literal integer of " + owner));
+          break;
         case 'S': {
           const Token& t = operand("a string of " + owner);
           if (!t.quoted) fail_at(t, "expected a quoted string of " + owner + ", got '" + t.text + "'");
-          if (t.text.size() >= 4 * 0xffff) fail_at(t, "a string of " + std::to_string(t.text.size()) + " bytes; an instruction holds at most 65535 words");
+          if (t.text.size() >= 4 * 0xffff)
+            fail_at(
+                t, "a string of " + std::to_string(t.text.size()) + " bytes; an instruction holds at most 65535 words");
           std::vector<Operand> one{Operand::string(t.text)};
           const auto words = encode_instruction(Op::Nop, 0, 0, one);
           out.insert(out.end(), words.begin() + 1, words.end());
           break;
         }
-        case 'C': context_literal(result_type, owner, out); break;
+        case 'C':
+          context_literal(result_type, owner, out);
+          break;
         case 'X': {
           const Token& t = operand("an extended instruction of " + owner);
           // The set is the operand just before: GLSL.std.450 instructions go by name, any set by number.
@@ -312,17 +326,20 @@ class Assembler {
           const auto [end, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), number);
           if (!t.quoted && ec == std::errc() && end == t.text.data() + t.text.size() && !t.text.empty()) {
             out.push_back(number);
-          } else if (auto it = imports_.find(set); it != imports_.end() && it->second == "GLSL.std.450" &&
-                                                   !t.quoted && glsl_from_name(t.text)) {
+          } else if (auto it = imports_.find(set);
+                     it != imports_.end() && it->second == "GLSL.std.450" && !t.quoted && glsl_from_name(t.text)) {
             out.push_back(static_cast<uint32_t>(*glsl_from_name(t.text)));
           } else {
-            fail_at(t, "unknown extended instruction '" + t.text + "' of set %" + std::to_string(set) +
-                           "; expected a GLSL.std.450 name (an OpExtInstImport \"GLSL.std.450\" defined earlier) or a number");
+            fail_at(
+                t,
+                "unknown extended instruction '" + t.text + "' of set %" + std::to_string(set) +
+                    "; expected a GLSL.std.450 name (an OpExtInstImport \"GLSL.std.450\" defined earlier) or a number");
           }
           break;
         }
         default:
-          fail(previous_or_last().line, "the grammar token '" + std::string(token) + "' of " + owner + " is not one the assembler reads");
+          fail(previous_or_last().line,
+               "the grammar token '" + std::string(token) + "' of " + owner + " is not one the assembler reads");
       }
     }
   }
@@ -344,14 +361,19 @@ class Assembler {
                             (op_token.quoted ? std::string("a string") : "'" + op_token.text + "'"));
     }
     const auto opcode = op_from_name(op_token.text);
-    if (!opcode) fail_at(op_token, "unknown opcode '" + op_token.text + "'; expected an opcode of the grammar tables (spirv_grammar.h)");
+    if (!opcode)
+      fail_at(op_token,
+              "unknown opcode '" + op_token.text + "'; expected an opcode of the grammar tables (spirv_grammar.h)");
     std::string_view spec = op_operands(*opcode);
     const bool has_type = spec.rfind("T R", 0) == 0;
     const bool has_result = has_type || spec.rfind("R", 0) == 0;
-    if (has_result && result == 0) fail_at(op_token, op_token.text + " makes a result; expected '%<id> = " + op_token.text + " ...'");
-    if (!has_result && result != 0) fail_at(op_token, op_token.text + " has no result; expected it without '%" + std::to_string(result) + " ='");
+    if (has_result && result == 0)
+      fail_at(op_token, op_token.text + " makes a result; expected '%<id> = " + op_token.text + " ...'");
+    if (!has_result && result != 0)
+      fail_at(op_token, op_token.text + " has no result; expected it without '%" + std::to_string(result) + " ='");
     if (result != 0) {
-      if (defined_[result]) fail_at(op_token, "%" + std::to_string(result) + " is defined twice; expected each result id once");
+      if (defined_[result])
+        fail_at(op_token, "%" + std::to_string(result) + " is defined twice; expected each result id once");
       defined_[result] = true;
       max_id_ = std::max(max_id_, result);
     }
@@ -372,7 +394,8 @@ class Assembler {
       fail_at(extra, "too many operands for " + op_token.text + " (operands '" + std::string(op_operands(*opcode)) +
                          "'); expected the next instruction, got '" + extra.text + "'");
     }
-    if (words.size() > 0xffff) fail_at(op_token, op_token.text + " of " + std::to_string(words.size()) + " words; at most 65535");
+    if (words.size() > 0xffff)
+      fail_at(op_token, op_token.text + " of " + std::to_string(words.size()) + " words; at most 65535");
     words[0] = (static_cast<uint32_t>(words.size()) << 16) | static_cast<uint32_t>(*opcode);
     remember(*opcode, words);
     return words;

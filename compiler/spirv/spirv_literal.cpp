@@ -15,10 +15,17 @@ struct Format {
 
 bool format_of(uint32_t width, Format& f) {
   switch (width) {
-    case 16: f = {10, 5}; return true;
-    case 32: f = {23, 8}; return true;
-    case 64: f = {52, 11}; return true;
-    default: return false;
+    case 16:
+      f = {10, 5};
+      return true;
+    case 32:
+      f = {23, 8};
+      return true;
+    case 64:
+      f = {52, 11};
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -162,7 +169,7 @@ bool parse_float_literal(std::string_view text, uint32_t width, uint64_t& bits, 
     return true;
   }
   const int msb = 63 - std::countl_zero(static_cast<uint64_t>(sig));  // sig < 2^64: digits stop at 2^60
-  const int64_t exponent = exp2 + msb;  // value = 1.xxx * 2^exponent
+  const int64_t exponent = exp2 + msb;                                // value = 1.xxx * 2^exponent
   const int bias = f.bias();
   const uint64_t fraction_mask = (uint64_t{1} << f.mantissa_bits) - 1;
   const uint64_t max_field = (uint64_t{1} << f.exponent_bits) - 1;
@@ -179,7 +186,8 @@ bool parse_float_literal(std::string_view text, uint32_t width, uint64_t& bits, 
       error = "an inf or NaN whose payload fits the " + std::to_string(f.mantissa_bits) + " fraction bits";
       return false;
     }
-    const uint64_t payload = drop >= 0 ? static_cast<uint64_t>(fraction >> drop) : static_cast<uint64_t>(fraction << -drop);
+    const uint64_t payload =
+        drop >= 0 ? static_cast<uint64_t>(fraction >> drop) : static_cast<uint64_t>(fraction << -drop);
     bits = sign | (max_field << f.mantissa_bits) | (payload & fraction_mask);
     return true;
   }

@@ -11,8 +11,8 @@ namespace doorbell::spirv {
 namespace {
 
 constexpr uint32_t kMagic = 0x07230203;
-// The generator word: 0, the tool id the SPIR-V registry reserves for tools without one of their own
-// (firmware-notes/spirv-binary.md §1). assemble() writes the same, so text and words agree.
+// The generator word: 0, which the specification allows (it has no effect on semantics; doorbell has no registered
+// tool id). assemble() writes the same, so text and words agree (firmware-notes/spirv-binary.md §2.3).
 constexpr uint32_t kGenerator = 0;
 constexpr size_t kNoLabel = std::numeric_limits<size_t>::max();
 
@@ -113,7 +113,8 @@ std::vector<Operand> enumerant_operands(EnumKind kind, uint32_t value, const std
     } else if (token.size() > 2 && token.front() == '{' && token.back() == '}' &&
                enum_kind_from_name(token.substr(1, token.size() - 2))) {
       const EnumKind param_kind = *enum_kind_from_name(token.substr(1, token.size() - 2));
-      out.push_back(Operand{is_mask_kind(param_kind) ? Operand::Kind::kEnumMask : Operand::Kind::kEnum, param_kind, v, {}});
+      out.push_back(
+          Operand{is_mask_kind(param_kind) ? Operand::Kind::kEnumMask : Operand::Kind::kEnum, param_kind, v, {}});
     } else {
       throw std::invalid_argument(std::string("SPIR-V module: ") + enum_kind_name(kind) + " " + what +
                                   " takes a parameter of kind '" + std::string(token) +
@@ -190,13 +191,15 @@ Id Module::type_void() { return type_from_key({static_cast<uint64_t>(Op::TypeVoi
 Id Module::type_bool() { return type_from_key({static_cast<uint64_t>(Op::TypeBool)}); }
 Id Module::type_int(uint32_t width, bool is_signed) {
   if (width != 8 && width != 16 && width != 32 && width != 64) {
-    throw std::invalid_argument("SPIR-V module: OpTypeInt width " + std::to_string(width) + "; expected 8, 16, 32 or 64");
+    throw std::invalid_argument("SPIR-V module: OpTypeInt width " + std::to_string(width) +
+                                "; expected 8, 16, 32 or 64");
   }
   return type_from_key({static_cast<uint64_t>(Op::TypeInt), width, is_signed ? 1u : 0u});
 }
 Id Module::type_float(uint32_t width) {
   if (width != 16 && width != 32 && width != 64) {
-    throw std::invalid_argument("SPIR-V module: OpTypeFloat width " + std::to_string(width) + "; expected 16, 32 or 64");
+    throw std::invalid_argument("SPIR-V module: OpTypeFloat width " + std::to_string(width) +
+                                "; expected 16, 32 or 64");
   }
   return type_from_key({static_cast<uint64_t>(Op::TypeFloat), width});
 }
@@ -253,9 +256,8 @@ Id Module::constant_bool(bool value) {
 
 Id Module::constant(Id type, uint64_t bits) {
   auto t = type_of_id_.find(type);
-  const bool scalar = t != type_of_id_.end() &&
-                      (t->second[0] == static_cast<uint64_t>(Op::TypeInt) ||
-                       t->second[0] == static_cast<uint64_t>(Op::TypeFloat));
+  const bool scalar = t != type_of_id_.end() && (t->second[0] == static_cast<uint64_t>(Op::TypeInt) ||
+                                                 t->second[0] == static_cast<uint64_t>(Op::TypeFloat));
   if (!scalar) {
     throw std::invalid_argument("SPIR-V module: OpConstant of type %" + std::to_string(type) +
                                 "; expected an OpTypeInt or OpTypeFloat made by this module");
@@ -378,8 +380,8 @@ void Module::end_function() {
   if (function_first_label_ == kNoLabel) {
     throw std::logic_error("SPIR-V module: end_function of a function without a block; call label() first");
   }
-  // Function-scope variables must be the first instructions of the first block (specification 2.4, item 10
-  // "Function definitions"; firmware-notes/spirv-binary.md §2).
+  // Function-scope variables must be the first instructions of the first block (specification 2.4,
+  // function definitions; firmware-notes/spirv-binary.md §2.5).
   auto& body = sections_[kFunctions];
   body.insert(body.begin() + static_cast<std::ptrdiff_t>(function_first_label_ + 1),
               std::make_move_iterator(function_variables_.begin()), std::make_move_iterator(function_variables_.end()));

@@ -434,7 +434,16 @@ class SpirvRenderer {
   Id float_alu(Ops o, DType out, const std::vector<Id>& a, const UOp& u) {
     Kind k = kind_of(out, u);
     switch (o) {
-      case Ops::ADD: return fop(Op::FAdd, k, a[0], a[1]);
+      case Ops::ADD: {
+        // x + 0.0 is x except that -0 becomes +0; lavapipe 22.3 folds it to x even with SignedZeroInfNanPreserve
+        // and NoContraction (firmware-notes/spirv-kernels.md §7), so it is rendered as what it computes
+        const Id pos_zero = fconst(k, 0.0);
+        if (a[0] == pos_zero || a[1] == pos_zero) {
+          Id x = a[0] == pos_zero ? a[1] : a[0];
+          return sel(k, cmp(Op::FOrdEqual, x, pos_zero), pos_zero, x);
+        }
+        return fop(Op::FAdd, k, a[0], a[1]);
+      }
       case Ops::SUB: return fop(Op::FSub, k, a[0], a[1]);
       case Ops::MUL: return fop(Op::FMul, k, a[0], a[1]);
       case Ops::FDIV: return fop(Op::FDiv, k, a[0], a[1]);

@@ -22,7 +22,7 @@ bool validate_enabled() {
 
 // `spirv-val --target-env vulkan1.2` of the words; throws naming the kernel and spirv-val's message.
 void validate(const std::vector<uint32_t>& words, const std::string& name) {
-  static const std::optional<std::string> tool = find_executable({"spirv-val"});
+  const std::optional<std::string> tool = find_executable({"spirv-val"});  // looked up each time: PATH may change
   if (!tool)
     throw std::runtime_error("SPIRV target: DOORBELL_SPIRV_VAL=1 but spirv-val is not on PATH to validate kernel '" + name +
                              "'; install the Debian package spirv-tools");

@@ -52,8 +52,9 @@ std::string Module::text() const {
     for (const Inst& inst : section) {
       if (inst.result != 0) out << "%" << inst.result << " = ";
       const char* name = op_name(inst.opcode);
-      if (name == nullptr) throw std::logic_error("SPIR-V module: opcode " + std::to_string(static_cast<int>(inst.opcode)) +
-                                                  " is not in the grammar table; text() cannot name it");
+      if (name == nullptr)
+        throw std::logic_error("SPIR-V module: opcode " + std::to_string(static_cast<int>(inst.opcode)) +
+                               " is not in the grammar table; text() cannot name it");
       out << name;
       if (inst.result_type != 0) out << " %" << inst.result_type;
       const bool is_constant = inst.opcode == Op::Constant || inst.opcode == Op::SpecConstant;
@@ -78,7 +79,9 @@ std::string Module::text() const {
           continue;
         }
         switch (o.kind) {
-          case Operand::Kind::kId: out << '%' << o.value; break;
+          case Operand::Kind::kId:
+            out << '%' << o.value;
+            break;
           case Operand::Kind::kWord:
             if (inst.opcode == Op::ExtInst && i == 1 && import_names.count(static_cast<Id>(inst.operands[0].value)) &&
                 import_names.at(static_cast<Id>(inst.operands[0].value)) == "GLSL.std.450" &&
@@ -88,10 +91,18 @@ std::string Module::text() const {
               out << static_cast<uint32_t>(o.value);
             }
             break;
-          case Operand::Kind::kWord64: out << o.value; break;
-          case Operand::Kind::kString: out << quoted(o.text); break;
-          case Operand::Kind::kEnum: out << enumerant(o.enum_kind, static_cast<uint32_t>(o.value)); break;
-          case Operand::Kind::kEnumMask: out << mask(o.enum_kind, static_cast<uint32_t>(o.value)); break;
+          case Operand::Kind::kWord64:
+            out << o.value;
+            break;
+          case Operand::Kind::kString:
+            out << quoted(o.text);
+            break;
+          case Operand::Kind::kEnum:
+            out << enumerant(o.enum_kind, static_cast<uint32_t>(o.value));
+            break;
+          case Operand::Kind::kEnumMask:
+            out << mask(o.enum_kind, static_cast<uint32_t>(o.value));
+            break;
         }
       }
       out << '\n';

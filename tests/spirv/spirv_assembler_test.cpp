@@ -28,44 +28,76 @@ std::string assembly_error(std::string_view text) {
 TEST(SpirvAssembler, TheSameNameReadsByItsOperandKind) {
   // "Aligned" is a Decoration nowhere and a MemoryAccess bit in OpLoad; "Volatile" is both a Decoration and a
   // MemoryAccess bit, with different values.
-  const auto words = body(assemble(
-      "OpDecorate %1 Volatile\n"
-      "%3 = OpLoad %2 %1 Volatile|Aligned 16\n"));
-  const std::vector<uint32_t> expected{(3u << 16) | 71, 1, 0x15,           // OpDecorate %1 Volatile (21)
-                                       (6u << 16) | 61, 2, 3, 1, 0x3, 16};  // OpLoad ... Volatile|Aligned 16
+  const auto words =
+      body(assemble("OpDecorate %1 Volatile\n"
+                    "%3 = OpLoad %2 %1 Volatile|Aligned 16\n"));
+  const std::vector<uint32_t> expected{(3u << 16) | 71, 1, 0x15,               // OpDecorate %1 Volatile (21)
+                                       (6u << 16) | 61, 2, 3,    1, 0x3, 16};  // OpLoad ... Volatile|Aligned 16
   EXPECT_EQ(words, expected);
   EXPECT_NE(assembly_error("OpDecorate %1 Aligned 4\n").find("unknown Decoration 'Aligned'"), std::string::npos);
 }
 
 TEST(SpirvAssembler, EnumerantParametersFollowTheirEnumerant) {
-  const auto words = body(assemble(
-      "OpExecutionMode %1 LocalSize 8 4 2\n"
-      "OpDecorate %2 BuiltIn GlobalInvocationId\n"
-      "OpLoopMerge %3 %4 DontUnroll|DependencyLength|MinIterations 7 9\n"));
-  const std::vector<uint32_t> expected{(6u << 16) | 16, 1, 0x11, 8, 4, 2,
-                                       (4u << 16) | 71, 2, 0xb, 0x1c,
-                                       (6u << 16) | 246, 3, 4, 0x2 | 0x8 | 0x10, 7, 9};
+  const auto words =
+      body(assemble("OpExecutionMode %1 LocalSize 8 4 2\n"
+                    "OpDecorate %2 BuiltIn GlobalInvocationId\n"
+                    "OpLoopMerge %3 %4 DontUnroll|DependencyLength|MinIterations 7 9\n"));
+  const std::vector<uint32_t> expected{
+      (6u << 16) | 16, 1, 0x11, 8, 4, 2, (4u << 16) | 71, 2, 0xb, 0x1c, (6u << 16) | 246, 3, 4, 0x2 | 0x8 | 0x10, 7, 9};
   EXPECT_EQ(words, expected);
 }
 
 TEST(SpirvAssembler, ConstantLiteralsTakeTheirWidthFromTheResultType) {
-  const auto words = body(assemble(
-      "%1 = OpTypeInt 8 1\n"
-      "%2 = OpConstant %1 -128\n"
-      "%3 = OpTypeInt 64 0\n"
-      "%4 = OpConstant %3 0x1122334455667788\n"
-      "%5 = OpTypeFloat 16\n"
-      "%6 = OpConstant %5 -0x0p+0\n"
-      "%7 = OpTypeFloat 32\n"
-      "%8 = OpConstant %7 1.5\n"
-      "%9 = OpTypeInt 16 0\n"
-      "%10 = OpConstant %9 65535\n"));
-  const std::vector<uint32_t> expected{
-      (4u << 16) | 21, 1, 8, 1,  (4u << 16) | 43, 1, 2, 0xffffff80u,
-      (4u << 16) | 21, 3, 64, 0, (5u << 16) | 43, 3, 4, 0x55667788u, 0x11223344u,
-      (3u << 16) | 22, 5, 16,    (4u << 16) | 43, 5, 6, 0x8000u,
-      (3u << 16) | 22, 7, 32,    (4u << 16) | 43, 7, 8, 0x3fc00000u,
-      (4u << 16) | 21, 9, 16, 0, (4u << 16) | 43, 9, 10, 0xffffu};
+  const auto words =
+      body(assemble("%1 = OpTypeInt 8 1\n"
+                    "%2 = OpConstant %1 -128\n"
+                    "%3 = OpTypeInt 64 0\n"
+                    "%4 = OpConstant %3 0x1122334455667788\n"
+                    "%5 = OpTypeFloat 16\n"
+                    "%6 = OpConstant %5 -0x0p+0\n"
+                    "%7 = OpTypeFloat 32\n"
+                    "%8 = OpConstant %7 1.5\n"
+                    "%9 = OpTypeInt 16 0\n"
+                    "%10 = OpConstant %9 65535\n"));
+  const std::vector<uint32_t> expected{(4u << 16) | 21,
+                                       1,
+                                       8,
+                                       1,
+                                       (4u << 16) | 43,
+                                       1,
+                                       2,
+                                       0xffffff80u,
+                                       (4u << 16) | 21,
+                                       3,
+                                       64,
+                                       0,
+                                       (5u << 16) | 43,
+                                       3,
+                                       4,
+                                       0x55667788u,
+                                       0x11223344u,
+                                       (3u << 16) | 22,
+                                       5,
+                                       16,
+                                       (4u << 16) | 43,
+                                       5,
+                                       6,
+                                       0x8000u,
+                                       (3u << 16) | 22,
+                                       7,
+                                       32,
+                                       (4u << 16) | 43,
+                                       7,
+                                       8,
+                                       0x3fc00000u,
+                                       (4u << 16) | 21,
+                                       9,
+                                       16,
+                                       0,
+                                       (4u << 16) | 43,
+                                       9,
+                                       10,
+                                       0xffffu};
   EXPECT_EQ(words, expected);
 }
 
@@ -86,10 +118,10 @@ TEST(SpirvAssembler, StringsCommentsAndLinesAreReadAsSpirvAsReadsThem) {
 }
 
 TEST(SpirvAssembler, ExtendedInstructionsByNameOrNumber) {
-  const auto words = body(assemble(
-      "%1 = OpExtInstImport \"GLSL.std.450\"\n"
-      "%4 = OpExtInst %2 %1 Sqrt %3\n"
-      "%5 = OpExtInst %2 %1 31 %3\n"));
+  const auto words =
+      body(assemble("%1 = OpExtInstImport \"GLSL.std.450\"\n"
+                    "%4 = OpExtInst %2 %1 Sqrt %3\n"
+                    "%5 = OpExtInst %2 %1 31 %3\n"));
   ASSERT_EQ(words.size(), 6u + 6 + 6);  // OpExtInstImport: 2 words and 4 of "GLSL.std.450"
   EXPECT_EQ(std::vector<uint32_t>(words.begin() + 6, words.begin() + 12),
             (std::vector<uint32_t>{(6u << 16) | 12, 2, 4, 1, 31, 3}));
@@ -109,8 +141,10 @@ TEST(SpirvAssembler, ErrorsNameTheLineTheTextAndWhatWasExpected) {
   const ErrorCase cases[] = {
       {"OpCapability Shader\nOpFoo %1\n", 2, "unknown opcode 'OpFoo'"},
       {"%1 = OpTypeInt 32\n", 1, "too few operands: expected a literal integer of OpTypeInt before the end"},
-      {"%1 = OpTypeInt 32\n%2 = OpTypeVoid\n", 1, "too few operands: expected a literal integer of OpTypeInt, got '%2'"},
-      {"%1 = OpTypeInt 32 0 5\n", 1, "too many operands for OpTypeInt (operands 'R L L'); expected the next instruction, got '5'"},
+      {"%1 = OpTypeInt 32\n%2 = OpTypeVoid\n", 1,
+       "too few operands: expected a literal integer of OpTypeInt, got '%2'"},
+      {"%1 = OpTypeInt 32 0 5\n", 1,
+       "too many operands for OpTypeInt (operands 'R L L'); expected the next instruction, got '5'"},
       {"OpCapability Shadr\n", 1, "unknown Capability 'Shadr'"},
       {"OpMemoryModel Logical GLSL451\n", 1, "unknown MemoryModel 'GLSL451'"},
       {"%3 = OpLoad %2 %1 Volatile|Bogus\n", 1, "unknown MemoryAccess 'Bogus'"},
@@ -125,8 +159,10 @@ TEST(SpirvAssembler, ErrorsNameTheLineTheTextAndWhatWasExpected) {
       {"%1 = OpReturn\n", 1, "OpReturn has no result; expected it without '%1 ='"},
       {"OpTypeVoid\n", 1, "OpTypeVoid makes a result; expected '%<id> = OpTypeVoid ...'"},
       {"%1 = OpTypeVoid\n%1 = OpTypeBool\n", 2, "%1 is defined twice"},
-      {"%1 = OpTypeInt 8 1\n%2 = OpConstant %1 128\n", 2, "expected a signed 8-bit integer (an unsigned integer up to 127), got '128'"},
-      {"%1 = OpTypeInt 8 1\n%2 = OpConstant %1 -129\n", 2, "expected a signed 8-bit integer (an unsigned integer up to 128), got '129'"},
+      {"%1 = OpTypeInt 8 1\n%2 = OpConstant %1 128\n", 2,
+       "expected a signed 8-bit integer (an unsigned integer up to 127), got '128'"},
+      {"%1 = OpTypeInt 8 1\n%2 = OpConstant %1 -129\n", 2,
+       "expected a signed 8-bit integer (an unsigned integer up to 128), got '129'"},
       {"%1 = OpTypeInt 32 0\n%2 = OpConstant %1 -1\n", 2, "expected an unsigned 32-bit integer, got '-1'"},
       {"%1 = OpTypeFloat 32\n%2 = OpConstant %1 1.5x\n", 2, "expected a float literal"},
       {"%1 = OpTypeFloat 32\n%2 = OpConstant %1 0x1p+129\n", 2, "exponent 129 is past 128"},
@@ -145,7 +181,8 @@ TEST(SpirvAssembler, ErrorsNameTheLineTheTextAndWhatWasExpected) {
     EXPECT_NE(message.find(c.expected), std::string::npos) << "text:\n" << c.text << "message: " << message;
   }
   // The message quotes the offending line as written.
-  EXPECT_NE(assembly_error("OpCapability Shader\n   OpFoo %1 ; x\n").find("line 2 (`OpFoo %1 ; x`)"), std::string::npos);
+  EXPECT_NE(assembly_error("OpCapability Shader\n   OpFoo %1 ; x\n").find("line 2 (`OpFoo %1 ; x`)"),
+            std::string::npos);
 }
 
 TEST(SpirvAssembler, MangledTextsAssembleOrThrowSpirvAssemblyErrorNeverAnythingElse) {
@@ -160,11 +197,21 @@ TEST(SpirvAssembler, MangledTextsAssembleOrThrowSpirvAssemblyErrorNeverAnythingE
     for (int e = 0; e < edits && !text.empty(); ++e) {
       const size_t at = random() % text.size();
       switch (random() % 5) {
-        case 0: text.erase(at, 1 + random() % 12); break;                       // delete a run
-        case 1: text.insert(at, 1, noise[random() % noise.size()]); break;      // insert a special character
-        case 2: text[at] = static_cast<char>(random() % 256); break;            // any byte
-        case 3: text.insert(at, text.substr(random() % text.size(), 1 + random() % 20)); break;  // duplicate a run
-        case 4: text.resize(at); break;                                          // truncate
+        case 0:
+          text.erase(at, 1 + random() % 12);
+          break;  // delete a run
+        case 1:
+          text.insert(at, 1, noise[random() % noise.size()]);
+          break;  // insert a special character
+        case 2:
+          text[at] = static_cast<char>(random() % 256);
+          break;  // any byte
+        case 3:
+          text.insert(at, text.substr(random() % text.size(), 1 + random() % 20));
+          break;  // duplicate a run
+        case 4:
+          text.resize(at);
+          break;  // truncate
       }
     }
     try {

@@ -31,17 +31,28 @@ std::optional<JsonValue> read_grammar(const std::string& file) {
 std::string token_of(const JsonValue& operand) {
   const std::string& kind = operand.at("kind").string;
   std::string t;
-  if (kind == "IdResultType") t = "T";
-  else if (kind == "IdResult") t = "R";
-  else if (kind == "IdRef" || kind == "IdScope" || kind == "IdMemorySemantics") t = "I";
-  else if (kind == "LiteralInteger" || kind == "LiteralSpecConstantOpInteger") t = "L";
-  else if (kind == "LiteralString") t = "S";
-  else if (kind == "LiteralContextDependentNumber") t = "C";
-  else if (kind == "LiteralExtInstInteger") t = "X";
-  else if (kind == "PairLiteralIntegerIdRef") t = "LI";
-  else if (kind == "PairIdRefLiteralInteger") t = "IL";
-  else if (kind == "PairIdRefIdRef") t = "II";
-  else t = "{" + kind + "}";
+  if (kind == "IdResultType")
+    t = "T";
+  else if (kind == "IdResult")
+    t = "R";
+  else if (kind == "IdRef" || kind == "IdScope" || kind == "IdMemorySemantics")
+    t = "I";
+  else if (kind == "LiteralInteger" || kind == "LiteralSpecConstantOpInteger")
+    t = "L";
+  else if (kind == "LiteralString")
+    t = "S";
+  else if (kind == "LiteralContextDependentNumber")
+    t = "C";
+  else if (kind == "LiteralExtInstInteger")
+    t = "X";
+  else if (kind == "PairLiteralIntegerIdRef")
+    t = "LI";
+  else if (kind == "PairIdRefLiteralInteger")
+    t = "IL";
+  else if (kind == "PairIdRefIdRef")
+    t = "II";
+  else
+    t = "{" + kind + "}";
   if (operand.has("quantifier")) t += operand.at("quantifier").string;
   return t;
 }
@@ -60,7 +71,8 @@ uint32_t value_of(const JsonValue& v) {
 
 TEST(SpirvGrammar, OpcodesMatchTheKhronosCoreGrammar) {
   const auto grammar = read_grammar("spirv.core.grammar.json");
-  if (!grammar) GTEST_SKIP() << kGrammarDir << "spirv.core.grammar.json is absent; install the Debian package spirv-headers";
+  if (!grammar)
+    GTEST_SKIP() << kGrammarDir << "spirv.core.grammar.json is absent; install the Debian package spirv-headers";
   std::map<std::string, std::pair<uint32_t, std::string>> by_name;
   for (const JsonValue& inst : grammar->at("instructions").array) {
     by_name[inst.at("opname").string] = {value_of(inst.at("opcode")), tokens_of(inst, "operands")};
@@ -83,7 +95,8 @@ TEST(SpirvGrammar, OpcodesMatchTheKhronosCoreGrammar) {
 
 TEST(SpirvGrammar, EnumerantsMatchTheKhronosCoreGrammar) {
   const auto grammar = read_grammar("spirv.core.grammar.json");
-  if (!grammar) GTEST_SKIP() << kGrammarDir << "spirv.core.grammar.json is absent; install the Debian package spirv-headers";
+  if (!grammar)
+    GTEST_SKIP() << kGrammarDir << "spirv.core.grammar.json is absent; install the Debian package spirv-headers";
   int checked = 0;
   for (const JsonValue& kind_entry : grammar->at("operand_kinds").array) {
     const auto kind = enum_kind_from_name(kind_entry.at("kind").string);
@@ -95,7 +108,8 @@ TEST(SpirvGrammar, EnumerantsMatchTheKhronosCoreGrammar) {
     }
     // Every value our table names is the grammar's, with the grammar's parameters.
     std::vector<uint32_t> values{0};  // masks: 0 and each bit; value enums: every value up to 0x2000
-    for (uint32_t v = 1; v < (is_mask_kind(*kind) ? 33u : 0x2000u); ++v) values.push_back(is_mask_kind(*kind) ? uint32_t{1} << (v - 1) : v);
+    for (uint32_t v = 1; v < (is_mask_kind(*kind) ? 33u : 0x2000u); ++v)
+      values.push_back(is_mask_kind(*kind) ? uint32_t{1} << (v - 1) : v);
     for (uint32_t value : values) {
       const char* name = enumerant_name(*kind, value);
       if (name == nullptr) continue;
@@ -120,7 +134,9 @@ TEST(SpirvGrammar, EnumerantsMatchTheKhronosCoreGrammar) {
 
 TEST(SpirvGrammar, GlslStd450MatchesItsExtendedInstructionGrammar) {
   const auto grammar = read_grammar("extinst.glsl.std.450.grammar.json");
-  if (!grammar) GTEST_SKIP() << kGrammarDir << "extinst.glsl.std.450.grammar.json is absent; install the Debian package spirv-headers";
+  if (!grammar)
+    GTEST_SKIP() << kGrammarDir
+                 << "extinst.glsl.std.450.grammar.json is absent; install the Debian package spirv-headers";
   int checked = 0;
   for (const JsonValue& inst : grammar->at("instructions").array) {
     const auto op = glsl_from_name(inst.at("opname").string);

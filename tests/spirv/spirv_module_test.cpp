@@ -47,8 +47,10 @@ TEST(SpirvModule, HeaderIsMagicVersionGeneratorBoundSchema) {
   for (const auto& [opcode, count] : insts) {
     const char* operands = op_operands(static_cast<Op>(opcode));
     ASSERT_NE(operands, nullptr) << "opcode " << opcode;
-    if (std::strncmp(operands, "T R", 3) == 0) largest = std::max({largest, words[at + 1], words[at + 2]});
-    else if (operands[0] == 'R') largest = std::max(largest, words[at + 1]);
+    if (std::strncmp(operands, "T R", 3) == 0)
+      largest = std::max({largest, words[at + 1], words[at + 2]});
+    else if (operands[0] == 'R')
+      largest = std::max(largest, words[at + 1]);
     at += count;
   }
   EXPECT_EQ(at, words.size()) << "the last instruction's word count overruns the module";
@@ -112,10 +114,10 @@ TEST(SpirvModule, NarrowSignedConstantsAreSignExtendedAndWideOnesTakeTwoWordsLow
   const Id u16 = m.type_int(16, false);
   const Id u64 = m.type_int(64, false);
   const Id f16 = m.type_float(16);
-  m.constant(i8, 0x80);                      // -128
-  m.constant(u16, 0xffff);                   // 65535: high bits zero
-  m.constant(u64, 0x1122334455667788ull);    // low word first
-  m.constant(f16, 0x8000);                   // -0.0 half: high bits zero
+  m.constant(i8, 0x80);                       // -128
+  m.constant(u16, 0xffff);                    // 65535: high bits zero
+  m.constant(u64, 0x1122334455667788ull);     // low word first
+  m.constant(f16, 0x8000);                    // -0.0 half: high bits zero
   m.constant(i8, static_cast<uint64_t>(-1));  // bits past the width are dropped: -1 as int8
   const auto words = m.words();
   std::vector<std::vector<uint32_t>> literals;
@@ -138,16 +140,27 @@ TEST(SpirvModule, SectionsFollowTheLogicalLayoutWhateverTheOrderOfCalls) {
   // The first section each opcode belongs to, in the order of specification 2.4.
   auto section_of = [](uint32_t opcode) {
     switch (static_cast<Op>(opcode)) {
-      case Op::Capability: return 0;
-      case Op::Extension: return 1;
-      case Op::ExtInstImport: return 2;
-      case Op::MemoryModel: return 3;
-      case Op::EntryPoint: return 4;
-      case Op::ExecutionMode: return 5;
-      case Op::Name: return 6;
-      case Op::Decorate: case Op::MemberDecorate: return 7;
-      case Op::Function: return 9;
-      default: return -1;
+      case Op::Capability:
+        return 0;
+      case Op::Extension:
+        return 1;
+      case Op::ExtInstImport:
+        return 2;
+      case Op::MemoryModel:
+        return 3;
+      case Op::EntryPoint:
+        return 4;
+      case Op::ExecutionMode:
+        return 5;
+      case Op::Name:
+        return 6;
+      case Op::Decorate:
+      case Op::MemberDecorate:
+        return 7;
+      case Op::Function:
+        return 9;
+      default:
+        return -1;
     }
   };
   int last = 0;
@@ -229,8 +242,9 @@ TEST(SpirvModule, MisuseThrowsNamingTheCall) {
   EXPECT_NE(error_of<std::logic_error>([&] { m.op_void(Op::Return); }).find("OpReturn outside a function"),
             std::string::npos);
   EXPECT_NE(error_of([&] { m.type_int(7, false); }).find("OpTypeInt width 7"), std::string::npos);
-  EXPECT_NE(error_of([&] { m.decorate(t_void, Decoration::Offset); }).find("Decoration Offset takes parameters 'L'; got 0"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { m.decorate(t_void, Decoration::Offset); }).find("Decoration Offset takes parameters 'L'; got 0"),
+      std::string::npos);
   m.begin_function(t_void, m.type_function(t_void, {}));
   EXPECT_NE(error_of<std::logic_error>([&] { (void)m.words(); }).find("inside a function"), std::string::npos);
   EXPECT_NE(error_of<std::logic_error>([&] { m.end_function(); }).find("without a block"), std::string::npos);

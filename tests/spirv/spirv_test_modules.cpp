@@ -46,7 +46,8 @@ Module minimal_kernel() {
   m.op_void(Op::Store, {Operand::id(local), Operand::id(m.constant(t_f32, std::bit_cast<uint32_t>(1.5f)))});
   const Id value = m.op(Op::Load, t_f32, {Operand::id(local)});
   const Id root = m.glsl(GLSLstd450::Sqrt, t_f32, {value});
-  m.op_void(Op::Store, {Operand::id(out), Operand::id(root), Operand::mask(MemoryAccess::Aligned, 0x2), Operand::word(4)});
+  m.op_void(Op::Store,
+            {Operand::id(out), Operand::id(root), Operand::mask(MemoryAccess::Aligned, 0x2), Operand::word(4)});
   m.op_void(Op::Return);
   m.end_function();
   m.entry_point(ExecutionModel::GLCompute, main, "main", {args});
@@ -94,14 +95,14 @@ Module edge_constants(uint32_t seed, int random_floats) {
     const uint64_t exponent_all = (sign - 1) & ~((uint64_t{1} << mantissa) - 1);
     const uint64_t fraction_all = (uint64_t{1} << mantissa) - 1;
     const uint64_t quiet = uint64_t{1} << (mantissa - 1);
-    const uint64_t one = (exponent_all >> 1) & exponent_all;  // exponent field = bias
-    for (uint64_t bits : {uint64_t{0}, sign,                                 // +0, -0
-                          uint64_t{1}, sign | 1, fraction_all,               // denormals: min, -min, max
-                          uint64_t{1} << mantissa,                           // min normal
-                          exponent_all - 1,                                  // max normal
-                          exponent_all, sign | exponent_all,                 // +inf, -inf
-                          exponent_all | quiet, sign | exponent_all | quiet, // quiet NaNs
-                          exponent_all | 1, sign | exponent_all | quiet | 5, // NaNs with payloads
+    const uint64_t one = (exponent_all >> 1) & exponent_all;                  // exponent field = bias
+    for (uint64_t bits : {uint64_t{0}, sign,                                  // +0, -0
+                          uint64_t{1}, sign | 1, fraction_all,                // denormals: min, -min, max
+                          uint64_t{1} << mantissa,                            // min normal
+                          exponent_all - 1,                                   // max normal
+                          exponent_all, sign | exponent_all,                  // +inf, -inf
+                          exponent_all | quiet, sign | exponent_all | quiet,  // quiet NaNs
+                          exponent_all | 1, sign | exponent_all | quiet | 5,  // NaNs with payloads
                           exponent_all | fraction_all, one, one | 1}) {
       m.constant(f, bits);
     }
@@ -132,8 +133,8 @@ Module control_flow_kernel() {
   const Id t_wg_f32 = m.type_pointer(StorageClass::Workgroup, t_f32);
   const Id shared = m.global_variable(t_wg_arr, StorageClass::Workgroup);
   const Id t_v2f = m.type_vector(t_f32, 2);
-  const Id pair = m.constant_composite(t_v2f, {m.constant(t_f32, std::bit_cast<uint32_t>(0.25f)),
-                                               m.constant_null(t_f32)});
+  const Id pair =
+      m.constant_composite(t_v2f, {m.constant(t_f32, std::bit_cast<uint32_t>(0.25f)), m.constant_null(t_f32)});
   const Id fn = m.begin_function(t_void, m.type_function(t_void, {}), 0x2 /* DontInline */);
   const Id entry = m.label();
   const Id header = m.new_id();
@@ -155,14 +156,19 @@ Module control_flow_kernel() {
   m.label(header);
   const Id i_next = m.new_id();
   const Id acc_next = m.new_id();
-  const Id i = m.op(Op::Phi, t_u32, {Operand::id(m.constant(t_u32, 0)), Operand::id(entry), Operand::id(i_next), Operand::id(cont)});
-  const Id acc = m.op(Op::Phi, t_f32, {Operand::id(m.constant(t_f32, 0)), Operand::id(entry), Operand::id(acc_next), Operand::id(cont)});
+  const Id i = m.op(Op::Phi, t_u32,
+                    {Operand::id(m.constant(t_u32, 0)), Operand::id(entry), Operand::id(i_next), Operand::id(cont)});
+  const Id acc =
+      m.op(Op::Phi, t_f32,
+           {Operand::id(m.constant(t_f32, 0)), Operand::id(entry), Operand::id(acc_next), Operand::id(cont)});
   const Id more = m.op(Op::ULessThan, t_bool, {Operand::id(i), Operand::id(c64)});
-  m.op_void(Op::LoopMerge, {Operand::id(merge), Operand::id(cont), Operand::mask(LoopControl::None, 0x2 | 0x8), Operand::word(4)});
+  m.op_void(Op::LoopMerge,
+            {Operand::id(merge), Operand::id(cont), Operand::mask(LoopControl::None, 0x2 | 0x8), Operand::word(4)});
   m.op_void(Op::BranchConditional, {Operand::id(more), Operand::id(body), Operand::id(merge)});
   m.label(body);
-  const Id element = m.op(Op::Load, t_f32, {Operand::id(m.op(Op::AccessChain, t_wg_f32, {Operand::id(shared), Operand::id(i)})),
-                                            Operand::mask(MemoryAccess::None, 0x1 | 0x2), Operand::word(4)});
+  const Id element = m.op(Op::Load, t_f32,
+                          {Operand::id(m.op(Op::AccessChain, t_wg_f32, {Operand::id(shared), Operand::id(i)})),
+                           Operand::mask(MemoryAccess::None, 0x1 | 0x2), Operand::word(4)});
   m.op(Op::FAdd, t_f32, {Operand::id(acc), Operand::id(element)}, acc_next);
   m.op_void(Op::Branch, {Operand::id(cont)});
   m.label(cont);
@@ -170,7 +176,8 @@ Module control_flow_kernel() {
   m.op_void(Op::Branch, {Operand::id(header)});
   m.label(merge);
   const Id subgroup = m.constant(t_u32, static_cast<uint32_t>(Scope::Subgroup));
-  const Id total = m.op(Op::GroupNonUniformFAdd, t_f32, {Operand::id(subgroup), Operand::e(GroupOperation::Reduce), Operand::id(acc)});
+  const Id total = m.op(Op::GroupNonUniformFAdd, t_f32,
+                        {Operand::id(subgroup), Operand::e(GroupOperation::Reduce), Operand::id(acc)});
   const Id positive = m.op(Op::FOrdGreaterThan, t_bool, {Operand::id(total), Operand::id(m.constant(t_f32, 0))});
   const Id is_true = m.op(Op::LogicalAnd, t_bool, {Operand::id(positive), Operand::id(m.constant_bool(true))});
   m.op_void(Op::SelectionMerge, {Operand::id(after), Operand::mask(SelectionControl::None, 0)});

@@ -68,9 +68,9 @@ SpirvToolResult spirv_as(std::string_view text) {
     result.output = "spirv-as is not on PATH";
     return result;
   }
-  result.exit_code = run("'" + *tool + "' --target-env vulkan1.2 --preserve-numeric-ids -o '" +
-                         (tree.root() / "module.spv").string() + "' '" + (tree.root() / "module.spvasm").string() +
-                         "' >'" + (tree.root() / "out.txt").string() + "' 2>&1");
+  result.exit_code =
+      run("'" + *tool + "' --target-env vulkan1.2 --preserve-numeric-ids -o '" + (tree.root() / "module.spv").string() +
+          "' '" + (tree.root() / "module.spvasm").string() + "' >'" + (tree.root() / "out.txt").string() + "' 2>&1");
   result.output = read_all(tree.root() / "out.txt");
   if (result.exit_code == 0) {
     const std::string bytes = read_all(tree.root() / "module.spv");
@@ -93,8 +93,9 @@ SpirvToolResult spirv_dis(const std::vector<uint32_t>& words) {
     result.output = "spirv-dis is not on PATH";
     return result;
   }
-  result.exit_code = run("'" + *tool + "' --raw-id --no-color -o '" + (tree.root() / "module.spvasm").string() + "' '" +
-                         (tree.root() / "module.spv").string() + "' >'" + (tree.root() / "out.txt").string() + "' 2>&1");
+  result.exit_code =
+      run("'" + *tool + "' --raw-id --no-color -o '" + (tree.root() / "module.spvasm").string() + "' '" +
+          (tree.root() / "module.spv").string() + "' >'" + (tree.root() / "out.txt").string() + "' 2>&1");
   result.output = result.exit_code == 0 ? read_all(tree.root() / "module.spvasm") : read_all(tree.root() / "out.txt");
   return result;
 }

@@ -14,7 +14,7 @@ std::optional<std::string> find_spirv_tool(std::string_view name);
 
 struct SpirvToolResult {
   int exit_code = -1;
-  std::string output;  // stdout and stderr together
+  std::string output;           // stdout and stderr together
   std::vector<uint32_t> words;  // spirv-as: the module it wrote
 };
 
@@ -28,9 +28,9 @@ SpirvToolResult spirv_dis(const std::vector<uint32_t>& words);
 }  // namespace doorbell::testing
 
 // In a TEST: skips it, naming the package, unless the tool is on PATH.
-#define DOORBELL_REQUIRE_SPIRV_TOOL(name)                                                                \
-  do {                                                                                                  \
-    if (!::doorbell::testing::find_spirv_tool(name)) {                                                  \
+#define DOORBELL_REQUIRE_SPIRV_TOOL(name)                                                                 \
+  do {                                                                                                    \
+    if (!::doorbell::testing::find_spirv_tool(name)) {                                                    \
       GTEST_SKIP() << name << " is not on PATH; install the Debian package spirv-tools to run this test"; \
-    }                                                                                                   \
+    }                                                                                                     \
   } while (0)
