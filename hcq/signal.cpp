@@ -52,6 +52,8 @@ Signal::Signal(std::string device, std::string name, SignalPlacement placement, 
   if (placement.memory != nullptr) memory_ = placement.memory;
   memory_->value.store(initial, std::memory_order_relaxed);
   memory_->timestamp.store(0, std::memory_order_relaxed);
+  // A value the device keeps starts where the device put it (a new timeline semaphore: 0); raise it to `initial`.
+  if (read_value_ != nullptr && initial > read_value_(value_context_)) write_value_(value_context_, initial);
 }
 
 void Signal::set_help_waiter(void (*help)(const void* context), const void* context) {

@@ -50,7 +50,8 @@ struct SignalPlacement {
   // (the host's signal: vkSignalSemaphore; not called when the value does not change), and timestamp() returns
   // read_timestamp (in ticks, scaled as above; 0 when nothing stamped it yet) instead of the word at +8. Such a
   // signal's memory holds nothing the device reads, so device_wakes_waiters must be false: waiters poll value(),
-  // sleeping in interrupt_wait between looks (the constructor refuses the combination otherwise).
+  // sleeping in interrupt_wait between looks (the constructor refuses the combination otherwise). The constructor
+  // calls write_value(initial) when `initial` is above what read_value returns.
   uint64_t (*read_value)(const void* context) = nullptr;
   void (*write_value)(const void* context, uint64_t value) = nullptr;
   uint64_t (*read_timestamp)(const void* context) = nullptr;
