@@ -12,6 +12,7 @@
 
 #include "compiler/program.h"
 #include "compiler/spirv/spirv_kernel_abi.h"
+#include "compiler/spirv/spirv_target.h"
 #include "hcq/vk/vk_check.h"
 #include "hcq/vk/vk_pipeline_cache_file.h"
 #include "hcq/wait_primitives.h"
@@ -212,7 +213,7 @@ VulkanDevice::VulkanDevice(int index)
   try {
     create_logical_device();
     fill_caps();
-    set_no_target_reason("the SPIR-V target (compiler/spirv make_spirv_target) is not in this build yet; load_spirv takes SPIR-V words");
+    set_target(make_spirv_target(caps_));  // the SPIR-V renderer for this device's limits (compiler/spirv/spirv_target.h)
     create_timeline_signal();
     progress_ = &new_signal("progress");
     bridge_thread_ = std::thread([this] { bridge_loop(); });
