@@ -3,7 +3,7 @@
 // wait on and set (Signal::value reads the semaphore's counter, Signal::set signals it from the host). The cells are
 // VK storage mapped for the host, which the CPU devices' execs read and write through that mapping: a Vulkan device
 // without host-visible device memory cannot take part, and the tests skip saying so. HCQ_FUZZ_VK_COUNT programs (40
-// by default, about 10 s on lavapipe with the validation layer) from HCQ_FUZZ_SEED (1); each opens a fresh device.
+// by default) from HCQ_FUZZ_SEED (1); each opens a fresh device. HCQ_FUZZ_DESCRIBE=1 prints each program first.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -72,6 +72,9 @@ TEST(HcqFuzzVk, RandomProgramsAcrossTwoCpuDevicesAndTheVulkanDeviceRunInOrderAnd
       for (const LoweredCommand& c : s.commands) vk_copies += c.kind == CommandKind::kCopy;
     }
     cross_waits += plan.cross_waits;
+    // HCQ_FUZZ_DESCRIBE=1: each program before it runs (a program that hangs in a driver call never reaches the
+    // failure report below).
+    if (env_or("HCQ_FUZZ_DESCRIBE", 0) != 0) std::printf("%s", describe(program).c_str());
     const std::string failure = run(program, options);
     if (failure.empty()) continue;
     int runs = 0;
@@ -85,9 +88,9 @@ TEST(HcqFuzzVk, RandomProgramsAcrossTwoCpuDevicesAndTheVulkanDeviceRunInOrderAnd
               "across streams\n",
               static_cast<unsigned long long>(count), static_cast<unsigned long long>(seed), vk_submissions, vk_bound,
               vk_copies, cross_waits);
-  EXPECT_GT(vk_submissions, count / 2) << "the programs must put work on VK";
-  EXPECT_GT(vk_copies, 0u) << "the programs must copy on VK";
-  if (count >= 20) {
+  if (count >= 20) {  // what a run of this many programs must exercise (a run of one program may put nothing on VK)
+    EXPECT_GT(vk_submissions, count / 2) << "the programs must put work on VK";
+    EXPECT_GT(vk_copies, 0u) << "the programs must copy on VK";
     EXPECT_GT(vk_bound, 0u) << "the programs must bind VK queues too";
   }
 }
@@ -136,7 +139,7 @@ TEST(HcqFuzzVk, ABoundCopyQueueOnVulkanRunsAsTheUnboundOneDoes) {
   EXPECT_EQ(run(p, vk_options()), "") << describe(p);
 }
 
-TEST(HcqFuzzVk, TheCheckCatchesAWrongConstantAndAWaitNoStreamReaches) {
+TEST(HcqFuzzVk, TheCheckCatchesAWrongConstantBehindAVulkanCopy) {
   SKIP_UNLESS_VK_TAKES_PART();
   Program p;
   p.gpu = "VK";
@@ -148,9 +151,6 @@ TEST(HcqFuzzVk, TheCheckCatchesAWrongConstantAndAWaitNoStreamReaches) {
   RunOptions options = vk_options();
   options.sabotage = Sabotage::kWrongConstant;
   EXPECT_NE(run(p, options).find("order:"), std::string::npos);
-  options.sabotage = Sabotage::kWaitTooFar;
-  options.watchdog = std::chrono::milliseconds(300);
-  EXPECT_NE(run(p, options).find("deadlock:"), std::string::npos);
 }
 
 }  // namespace
