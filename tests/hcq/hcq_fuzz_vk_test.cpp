@@ -74,7 +74,11 @@ TEST(HcqFuzzVk, RandomProgramsAcrossTwoCpuDevicesAndTheVulkanDeviceRunInOrderAnd
     cross_waits += plan.cross_waits;
     // HCQ_FUZZ_DESCRIBE=1: each program before it runs (a program that hangs in a driver call never reaches the
     // failure report below).
+    // One line per program, so that a run ended by ctest's timeout names the program it hung in.
+    std::printf("VK program %llu (HCQ_FUZZ_SEED=%llu HCQ_FUZZ_VK_COUNT=1): %zu ops\n", static_cast<unsigned long long>(i),
+                static_cast<unsigned long long>(seed + i), program.ops.size());
     if (env_or("HCQ_FUZZ_DESCRIBE", 0) != 0) std::printf("%s", describe(program).c_str());
+    std::fflush(stdout);
     const std::string failure = run(program, options);
     if (failure.empty()) continue;
     int runs = 0;
