@@ -49,6 +49,7 @@ class Assembler {
   std::map<Id, ScalarType> scalar_types_;
   std::map<Id, std::string> imports_;
   std::map<Id, bool> defined_;
+  std::map<Id, Id> value_types_;  // result id -> its result type id
 
   std::string line_text(size_t line) const {
     if (line == 0 || line > line_starts_.size()) return "";
@@ -224,6 +225,25 @@ class Assembler {
     }
   }
 
+  // OpSwitch: selector, default, then (literal, label) pairs whose literals take the selector's integer type (one
+  // word, or two for 64 bits; specification, OpSwitch), which the grammar's "LI*" cannot say.
+  void switch_operands(std::vector<uint32_t>& out) {
+    const Id selector = id_operand("the selector of OpSwitch");
+    out.push_back(selector);
+    out.push_back(id_operand("the default label of OpSwitch"));
+    auto it = value_types_.find(selector);
+    const Id type = it == value_types_.end() ? 0 : it->second;
+    while (!at_instruction_start()) {
+      if (auto st = scalar_types_.find(type); st == scalar_types_.end() || st->second.is_float) {
+        fail_at(tokens_[pos_], "OpSwitch: selector %" + std::to_string(selector) +
+                                   " has no OpTypeInt type defined earlier; expected an integer selector before its "
+                                   "case literals");
+      }
+      context_literal(type, "OpSwitch", out);
+      out.push_back(id_operand("a case label of OpSwitch"));
+    }
+  }
+
   // An enumerant (or a mask of them, A|B) of `kind`, then the parameters of each, in the order of their bits.
   void enum_operand(std::string_view kind_name, std::vector<uint32_t>& out) {
     const auto kind = enum_kind_from_name(kind_name);
@@ -388,12 +408,17 @@ class Assembler {
     }
     if (has_result) words.push_back(result);
     if (!spec.empty() && spec.front() == ' ') spec.remove_prefix(1);
-    parse_tokens(spec, op_token.text, type, words);
+    if (*opcode == Op::Switch) {
+      switch_operands(words);
+    } else {
+      parse_tokens(spec, op_token.text, type, words);
+    }
     if (!at_instruction_start()) {
       const Token& extra = tokens_[pos_];
       fail_at(extra, "too many operands for " + op_token.text + " (operands '" + std::string(op_operands(*opcode)) +
                          "'); expected the next instruction, got '" + extra.text + "'");
     }
+    if (has_type) value_types_[result] = type;
     if (words.size() > 0xffff)
       fail_at(op_token, op_token.text + " of " + std::to_string(words.size()) + " words; at most 65535");
     words[0] = (static_cast<uint32_t>(words.size()) << 16) | static_cast<uint32_t>(*opcode);

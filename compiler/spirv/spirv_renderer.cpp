@@ -435,14 +435,19 @@ class SpirvRenderer {
     Kind k = kind_of(out, u);
     switch (o) {
       case Ops::ADD: {
-        // x + 0.0 is x except that -0 becomes +0; lavapipe 22.3 folds it to x even with SignedZeroInfNanPreserve
-        // and NoContraction (firmware-notes/spirv-kernels.md §7), so it is rendered as what it computes
-        const Id pos_zero = fconst(k, 0.0);
-        if (a[0] == pos_zero || a[1] == pos_zero) {
-          Id x = a[0] == pos_zero ? a[1] : a[0];
-          return sel(k, cmp(Op::FOrdEqual, x, pos_zero), pos_zero, x);
+        Id r = fop(Op::FAdd, k, a[0], a[1]);
+        // x + 0.0 is x except that -0 + 0 is +0; lavapipe 22.3 folds it to x even with SignedZeroInfNanPreserve and
+        // NoContraction (firmware-notes/spirv-kernels.md §7), also where the 0 appears only after its constant
+        // folding (a WHERE with a constant condition: concatenation, padding). Where an operand may fold to a
+        // constant zero, a zero sum gets its IEEE sign again: a sum is 0 only for x == -y, and its sign is then the
+        // AND of the operands' signs (-0 for -0 + -0 alone).
+        if (u.op() == Ops::ADD && (may_fold_to_zero(u.src(0)) || may_fold_to_zero(u.src(1)))) {
+          Kind bits = k == Kind::F64 ? Kind::I64 : Kind::I32;
+          Id sign_mask = bits == Kind::I64 ? u64c(uint64_t{1} << 63) : u32c(0x80000000u);
+          Id both = op(Op::BitwiseAnd, bits, {op(Op::BitwiseAnd, bits, {op(Op::Bitcast, bits, {a[0]}), op(Op::Bitcast, bits, {a[1]})}), sign_mask});
+          r = sel(k, cmp(Op::FOrdEqual, r, fconst(k, 0.0)), op(Op::Bitcast, k, {both}), r);
         }
-        return fop(Op::FAdd, k, a[0], a[1]);
+        return r;
       }
       case Ops::SUB: return fop(Op::FSub, k, a[0], a[1]);
       case Ops::MUL: return fop(Op::FMul, k, a[0], a[1]);
@@ -467,6 +472,17 @@ class SpirvRenderer {
         fail(is_f64(out) ? "float64 transcendentals have no exact SPIR-V instruction (GLSL.std.450's are approximate)"
                          : "transcendentals must be decomposed first (spirv_lowering_options)", u);
       default: fail("no SPIR-V rendering of this float op", u);
+    }
+  }
+
+  // Whether a float operand may become a constant zero when the driver folds constants: a zero CONST, or a WHERE or
+  // CAST that may pass one through.
+  static bool may_fold_to_zero(const UOp& x) {
+    switch (x.op()) {
+      case Ops::CONST: return std::holds_alternative<double>(x.const_value()) && std::get<double>(x.const_value()) == 0.0;
+      case Ops::WHERE: return may_fold_to_zero(x.src(1)) || may_fold_to_zero(x.src(2));
+      case Ops::CAST: return may_fold_to_zero(x.src(0));
+      default: return false;
     }
   }
 

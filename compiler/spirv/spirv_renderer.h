@@ -13,7 +13,8 @@
 //    mode is relied on and the Float16 capability is never needed;
 //  - float adds, subs and muls carry NoContraction (no fusing into fma); MULACC of float32 is computed in float64
 //    and rounded once where the device has shaderFloat64 (as C); MAX of floats propagates NaN (db_maxf); != of
-//    floats is OpFUnordNotEqual (true for NaN), the other comparisons are ordered;
+//    floats is OpFUnordNotEqual (true for NaN), the other comparisons are ordered; a float add with an operand that a
+//    driver may fold to a constant 0 restores the IEEE sign of a zero sum (lavapipe folds x + 0.0 to x);
 //  - what SPIR-V leaves undefined arrives lowered (division by 0 and INT_MIN / -1, shifts by >= width, float ->
 //    int out of range, bool memory, 16-bit float arithmetic, float32 EXP2/LOG2/SIN/POW); float64 transcendentals
 //    are refused naming the node;

@@ -1,6 +1,7 @@
 // Module::text(): the module as SPIR-V assembly in the syntax spirv-as reads (SPIRV-Tools docs/syntax.md), with the
 // numeric ids `spirv-dis --raw-id` prints. assemble() (spirv_assembler.cpp) reads it back to the same words.
 // firmware-notes/spirv-binary.md §4 and §5.
+#include <optional>
 #include <sstream>
 
 #include "compiler/spirv/spirv_kernel_abi.h"
@@ -38,6 +39,20 @@ std::string mask(EnumKind kind, uint32_t bits) {
   return out;
 }
 
+// A literal of the scalar type whose key in types_ is `type`: integers in decimal (signed types signed), floats as
+// exact hex floats.
+std::string scalar_literal(const std::vector<uint64_t>& type, uint64_t bits) {
+  const auto width = static_cast<uint32_t>(type[1]);
+  if (width < 64) bits &= (uint64_t{1} << width) - 1;
+  if (type[0] == static_cast<uint64_t>(Op::TypeFloat)) return format_float_literal(bits, width);
+  if (type[2] != 0 && (bits >> (width - 1)) & 1) {
+    // Negative: -(2^width - bits), without overflowing int64 for INT64_MIN.
+    const uint64_t magnitude = width == 64 ? ~bits + 1 : (uint64_t{1} << width) - bits;
+    return "-" + std::to_string(magnitude);
+  }
+  return std::to_string(bits);
+}
+
 }  // namespace
 
 std::string Module::text() const {
@@ -48,6 +63,18 @@ std::string Module::text() const {
       << "\n; Generator: doorbell (0)\n; Bound: " << words_now[3] << "\n; Schema: 0\n";
   std::map<Id, std::string> import_names;
   for (const auto& [name, id] : imports_) import_names.emplace(id, name);
+  // The integer type of an OpSwitch selector, from the instruction that made it (only looked up for OpSwitch).
+  auto selector_type = [&](Id selector) -> std::optional<std::vector<uint64_t>> {
+    for (const auto& section : sections_) {
+      for (const Inst& inst : section) {
+        if (inst.result != selector) continue;
+        auto it = type_of_id_.find(inst.result_type);
+        if (it == type_of_id_.end() || it->second[0] != static_cast<uint64_t>(Op::TypeInt)) return std::nullopt;
+        return it->second;
+      }
+    }
+    return std::nullopt;
+  };
   for (const auto& section : sections_) {
     for (const Inst& inst : section) {
       if (inst.result != 0) out << "%" << inst.result << " = ";
@@ -62,21 +89,16 @@ std::string Module::text() const {
         const Operand& o = inst.operands[i];
         out << ' ';
         if (is_constant && i == 0) {
-          // The literal as its type reads: integers in decimal (signed types signed), floats as exact hex floats.
-          const auto& type = type_of_id_.at(inst.result_type);
-          const auto width = static_cast<uint32_t>(type[1]);
-          uint64_t bits = o.value;
-          if (width < 64) bits &= (uint64_t{1} << width) - 1;
-          if (type[0] == static_cast<uint64_t>(Op::TypeFloat)) {
-            out << format_float_literal(bits, width);
-          } else if (type[2] != 0 && (bits >> (width - 1)) & 1) {
-            // Negative: -(2^width - bits), printed without overflowing int64 for INT64_MIN.
-            const uint64_t magnitude = width == 64 ? ~bits + 1 : (uint64_t{1} << width) - bits;
-            out << '-' << magnitude;
-          } else {
-            out << bits;
-          }
+          out << scalar_literal(type_of_id_.at(inst.result_type), o.value);
           continue;
+        }
+        if (inst.opcode == Op::Switch && i >= 2 && i % 2 == 0 && o.kind != Operand::Kind::kId) {
+          // A case literal reads as the selector's type (signed selectors print negative cases negative).
+          const auto type = selector_type(static_cast<Id>(inst.operands[0].value));
+          if (type) {
+            out << scalar_literal(*type, o.value);
+            continue;
+          }
         }
         switch (o.kind) {
           case Operand::Kind::kId:

@@ -12,7 +12,6 @@
 
 #include "compiler/program.h"
 #include "compiler/spirv/spirv_kernel_abi.h"
-#include "compiler/spirv/spirv_target.h"
 #include "hcq/vk/vk_check.h"
 #include "hcq/vk/vk_pipeline_cache_file.h"
 #include "hcq/wait_primitives.h"
@@ -150,8 +149,6 @@ constexpr VkBufferUsageFlags kBufferUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
 constexpr uint64_t kChunkGranule = 4096;
 // A waiter on a signal sleeps in vkWaitSemaphores for at most this long before it looks again.
 constexpr uint64_t kSemaphoreSleepNs = 1'000'000;
-// Destruction waits this long without progress before it releases a queue that still waits.
-constexpr auto kTeardownWait = std::chrono::milliseconds(5000);
 
 // A signal's timestamp only moves forward (a stale slot or a late read must not move it back).
 void store_later(VkSignalState& s, uint64_t ticks) {
@@ -213,7 +210,7 @@ VulkanDevice::VulkanDevice(int index)
   try {
     create_logical_device();
     fill_caps();
-    set_target(make_spirv_target(caps_));  // the SPIR-V renderer for this device's limits (compiler/spirv/spirv_target.h)
+    install_target();
     create_timeline_signal();
     progress_ = &new_signal("progress");
     bridge_thread_ = std::thread([this] { bridge_loop(); });
@@ -398,6 +395,16 @@ void VulkanDevice::fill_caps() {
   caps_.preserve_nan64 = floats.shaderSignedZeroInfNanPreserveFloat64;
 }
 
+// The SPIR-V target for this device's caps (compiler/spirv/spirv_target.h); a device it refuses (a missing feature)
+// still runs hand-written modules (load_spirv) and says why it cannot compile.
+void VulkanDevice::install_target() {
+  try {
+    set_target(make_spirv_target(caps_));
+  } catch (const std::invalid_argument& e) {
+    set_no_target_reason(e.what());
+  }
+}
+
 VkQueryPool VulkanDevice::new_query_pool(uint32_t slots) {
   VkQueryPoolCreateInfo info = vk_struct<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
   info.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -426,21 +433,21 @@ void VulkanDevice::teardown() {
   if (device_ != VK_NULL_HANDLE && progress_ != nullptr) {
     const uint64_t target = submissions_.load();
     uint64_t last = 0;
-    if (!progress_->wait_for(target, kTeardownWait, &last)) {
-      std::fprintf(stderr, "%s: destroyed with work that made no progress for %lld ms (%s); releasing its waits from the host\n", name().c_str(),
-                   static_cast<long long>(kTeardownWait.count()), blockage().c_str());
-      release_waits();
-      if (!progress_->wait_for(target, kTeardownWait, &last))
-        std::fprintf(stderr, "%s: its queue still did not finish (submission %llu of %llu); destroying anyway\n", name().c_str(),
-                     static_cast<unsigned long long>(last), static_cast<unsigned long long>(target));
+    try {
+      if (!progress_->wait_for(target, teardown_wait_, &last)) {
+        std::fprintf(stderr, "%s: destroyed with work that made no progress for %lld ms (%s); releasing its waits from the host\n", name().c_str(),
+                     static_cast<long long>(teardown_wait_.count()), blockage().c_str());
+        stop_bridge();  // it must not signal the bridge semaphore while release_waits does
+        release_waits();
+        if (!progress_->wait_for(target, teardown_wait_, &last))
+          std::fprintf(stderr, "%s: its queue still did not finish (submission %llu of %llu); destroying anyway\n", name().c_str(),
+                       static_cast<unsigned long long>(last), static_cast<unsigned long long>(target));
+      }
+    } catch (const std::exception& e) {  // a lost device: nothing more will complete
+      std::fprintf(stderr, "%s: destroyed after a fault: %s\n", name().c_str(), e.what());
     }
   }
-  {
-    std::lock_guard lock(bridge_mutex_);
-    bridge_stop_ = true;
-  }
-  bridge_cv_.notify_all();
-  if (bridge_thread_.joinable()) bridge_thread_.join();
+  stop_bridge();
   if (device_ == VK_NULL_HANDLE) return;
   try {
     save_pipeline_cache();
@@ -472,6 +479,15 @@ void VulkanDevice::teardown() {
   if (command_pool_) vkDestroyCommandPool(device_, command_pool_, nullptr);  // frees every command buffer
   vkDestroyDevice(device_, nullptr);
   device_ = VK_NULL_HANDLE;
+}
+
+void VulkanDevice::stop_bridge() {
+  {
+    std::lock_guard lock(bridge_mutex_);
+    bridge_stop_ = true;
+  }
+  bridge_cv_.notify_all();
+  if (bridge_thread_.joinable()) bridge_thread_.join();
 }
 
 // Signals every semaphore the unfinished submissions wait for up to what they wait for, so that the queue drains
@@ -618,9 +634,9 @@ uint64_t VulkanDevice::read_signal_timestamp(const VkSignalState& s) {
 }
 
 // Sleeps until the semaphore reaches the next value a queue will signal it to (at most kSemaphoreSleepNs). Only
-// that exact value is waited for: validation layers before 1.3.250 (Vulkan-ValidationLayers issues 4968, 8519) time
-// out and report a false UNASSIGNED-VkSemaphore-state-timeout when a host wait's value lies between two signal
-// operations' values. With no queue signal pending only the host can raise it: a short sleep between looks.
+// that exact value is waited for: the 1.3.239 validation layer times out and reports a false
+// UNASSIGNED-VkSemaphore-state-timeout when a host wait's value lies between two signal operations' values
+// (firmware-notes/vulkan-device.md §3). With no queue signal pending only the host can raise it: a short sleep between looks.
 void VulkanDevice::sleep_on_semaphore(const VkSignalState& s) {
   uint64_t next = 0;
   {
@@ -1270,6 +1286,11 @@ std::shared_ptr<BoundQueue> VulkanDevice::bind(const HWQueue& queue) {
   uint64_t arg_bytes = 0;
   for (const Command& c : commands)
     if (c.kind == CommandKind::kExec) arg_bytes += (std::max<uint64_t>(8, 8 * (uint64_t{c.buffers_count} + c.scalars_count)) + 15) / 16 * 16;
+  {
+    // Registered first: the bound queue's destructor takes the registry's lock and then submit_mutex_.
+    std::lock_guard rlock(bound_registry_->mu);
+    bound_registry_->live.insert(b.get());
+  }
   std::lock_guard lock(submit_mutex_);
   if (b->query_count) b->pool = new_query_pool(b->query_count);
   assign_queries(b->batches, b->commands, 0);
@@ -1288,10 +1309,6 @@ std::shared_ptr<BoundQueue> VulkanDevice::bind(const HWQueue& queue) {
       b->arg_address[i] = block.address + used;
       used += (std::max<uint64_t>(8, 8 * (uint64_t{c.buffers_count} + c.scalars_count)) + 15) / 16 * 16;
     }
-  }
-  {
-    std::lock_guard rlock(bound_registry_->mu);
-    bound_registry_->live.insert(b.get());
   }
   for (VkBatch& batch : b->batches) rerecord_locked(*b, batch);
   return b;
@@ -1329,7 +1346,8 @@ void VulkanDevice::retire_bound(VulkanBoundQueue& b) {
   std::lock_guard lock(submit_mutex_);
   const uint64_t after = b.last_submission.load();
   std::vector<VkCommandBuffer> cbs;
-  for (VkBatch& batch : b.batches) cbs.push_back(batch.cb);
+  for (VkBatch& batch : b.batches)
+    if (batch.cb != VK_NULL_HANDLE) cbs.push_back(batch.cb);
   VkQueryPool pool = b.pool;
   const uint64_t args = b.args_address;
   retired_.push_back(Retired{after, [this, cbs, pool, args] {
@@ -1424,7 +1442,12 @@ ClockCalibration VulkanDevice::clock_calibration() {
       return c;
     }
   }
-  // Brackets: host clock, a submitted timestamp (a signal's query), host clock once it is seen.
+  return calibrate_by_brackets();
+}
+
+// Brackets: host clock, a submitted timestamp (a signal's query), host clock once it is seen.
+ClockCalibration VulkanDevice::calibrate_by_brackets(int tries) {
+  if (tries < 1) throw std::invalid_argument(name() + ": clock calibration with " + std::to_string(tries) + " tries; expected at least 1");
   Signal* clock_signal;
   {
     std::lock_guard lock(clock_mutex_);
@@ -1432,7 +1455,7 @@ ClockCalibration VulkanDevice::clock_calibration() {
     clock_signal = clock_signal_;
   }
   std::vector<ClockSample> samples;
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < tries; i++) {
     const uint64_t target = clock_signal->value() + 1;
     ClockSample s;
     s.host_before_ns = monotonic_ns();

@@ -14,8 +14,10 @@
 //    unbound submissions, recycled once the progress passes them; a bound queue owns its own.
 //    copy: vkCmdCopyBuffer between the VkBuffers that hold the two device addresses (storage of this device only).
 //  - Signals: every Signal of this device is a VkSemaphore of type TIMELINE. Its value is the driver's
-//    (vkGetSemaphoreCounterValue); the host's set() is vkSignalSemaphore; waiters poll, sleeping in vkWaitSemaphores
-//    for up to ~1 ms (the driver wakes them). Signal::device_address() is the VkSemaphore's handle, not memory.
+//    (vkGetSemaphoreCounterValue); the host's set() is vkSignalSemaphore; waiters poll, sleeping between looks in
+//    vkWaitSemaphores (up to ~1 ms; the driver wakes them) for the exact value of the next pending queue signal, or
+//    50 us when none is pending (firmware-notes/vulkan-device.md §3: the validation layer's limitation).
+//    Signal::device_address() is the VkSemaphore's handle, not memory.
 //    A queue signal to a value not above what the semaphore was already signalled or scheduled to would break
 //    VUID-VkSubmitInfo-pSignalSemaphores-03242 (the value must grow): an equal value is skipped, a smaller one is
 //    skipped and reported as a queue error (the next synchronize() throws it). A host set() to a value at or above a
@@ -43,6 +45,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -123,6 +126,8 @@ class VulkanDevice final : public Device {
   void copy_in(const Storage& storage, uint64_t offset, const void* src, size_t bytes) override;
   void copy_out(void* dst, const Storage& storage, uint64_t offset, size_t bytes) override;
   bool staging() const { return staging_; }
+  // How long destruction waits for the queue to progress before it releases what the queue waits for (5 s).
+  void set_teardown_wait(std::chrono::milliseconds wait) { teardown_wait_ = wait; }
   // Freed storage and bound-queue resources still waiting for the work submitted before they were let go.
   size_t retired_count();
 
@@ -132,7 +137,11 @@ class VulkanDevice final : public Device {
   std::string blockage() override;
 
   int64_t host_time_ns(uint64_t device_ns) override;
+  // By VK_EXT_calibrated_timestamps each call (cheap), else by brackets once and kept.
   ClockCalibration clock_calibration();
+  // The bracket method whether or not the extension is there: `tries` submitted timestamps, each between two host
+  // reads of the clock (hcq/clock_calibration.h); kept for later host_time_ns calls on devices without the extension.
+  ClockCalibration calibrate_by_brackets(int tries = 5);
   bool calibrated_by_extension() const { return calibrated_timestamps_; }
 
   // The pipeline cache file (nullopt when the disk cache is off), the bytes the device started with, and a save now
@@ -166,8 +175,10 @@ class VulkanDevice final : public Device {
   explicit VulkanDevice(int index);
   void create_logical_device();
   void fill_caps();
+  void install_target();
   void teardown();
   void release_waits();
+  void stop_bridge();
   void note_result(VkResult r, const char* call);
   VkQueryPool new_query_pool(uint32_t slots);
   VkSemaphore new_timeline_semaphore(const std::string& what);
@@ -244,6 +255,7 @@ class VulkanDevice final : public Device {
     bool int16 = false, float64 = false, int8 = false, float16 = false, storage8 = false, storage16 = false;
   } features_;
   bool staging_ = false;
+  std::chrono::milliseconds teardown_wait_{5000};
   bool calibrated_timestamps_ = false;
   uint32_t storage_type_ = 0, host_type_ = 0;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;

@@ -5,11 +5,16 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include "compiler/object_cache.h"
+#include "compiler/program.h"
+#include "hcq/backend.h"
+#include "hcq/devices.h"
+#include "ir/uop.h"
 #include "hcq/hw_queue.h"
 #include "hcq/wait_primitives.h"
 #include "tests/common/error_of.h"
@@ -49,9 +54,7 @@ TEST_F(VkDeviceTest, OpensTheFirstUsableDeviceWithTheCapsTheRendererNeeds) {
   EXPECT_GE(caps.max_threads_per_block, 128);
   EXPECT_GT(caps.max_shared_bytes, 0);
   EXPECT_GT(caps.subgroup_size, 0u);
-  // Until the SPIR-V renderer lands, the device says why it has no target.
-  const std::string why = error_of<std::logic_error>([&] { (void)dev().target(); });
-  EXPECT_NE(why.find("make_spirv_target"), std::string::npos) << why;
+  EXPECT_NE(dev().target().name().find("SPIRV"), std::string::npos) << dev().target().name();
 }
 
 TEST_F(VkDeviceTest, TheRegistrationTurnsTheValidationLayerOn) {
@@ -181,6 +184,60 @@ TEST_F(VkDeviceTest, HostTimeOfAStampComesFromTheCalibration) {
   EXPECT_GE(c.samples, 1);
   EXPECT_GE(c.uncertainty_ns, 0);
   EXPECT_EQ(dev().host_time_ns(1'000'000'000), c.host_ns(1'000'000'000));
+}
+
+TEST_F(VkDeviceTest, BracketsAgreeWithTheCalibratedTimestampsWithinTheirBounds) {
+  const ClockCalibration brackets = dev().calibrate_by_brackets(5);
+  EXPECT_EQ(brackets.samples, 5);
+  if (!dev().calibrated_by_extension()) GTEST_SKIP() << "no VK_EXT_calibrated_timestamps to compare with";
+  const ClockCalibration ext = dev().clock_calibration();
+  EXPECT_LE(std::abs(brackets.offset_ns - ext.offset_ns), brackets.uncertainty_ns + ext.uncertainty_ns + 1000)
+      << "brackets " << brackets.offset_ns << " +- " << brackets.uncertainty_ns << ", extension " << ext.offset_ns << " +- " << ext.uncertainty_ns;
+}
+
+TEST_F(VkDeviceTest, DeviceProgramLoadsAProgramWhoseBinaryIsSpirvWords) {
+  const std::vector<uint32_t> words = kernel_words("add_one");
+  auto info = std::make_shared<ProgramInfo>();
+  info->name = "add_one";
+  info->local_size = {64, 1, 1};
+  info->global_size = {4, 1, 1};
+  info->buffers = 1;
+  std::string bytes(words.size() * 4, '\0');
+  std::memcpy(bytes.data(), words.data(), bytes.size());
+  const UOp program = UOp::make(Ops::PROGRAM, dtypes::void_,
+                                {UOp::make(Ops::SINK, dtypes::void_, {}), UOp::make(Ops::LINEAR, dtypes::void_, {}),
+                                 UOp::make(Ops::SOURCE, dtypes::void_, {}, std::string("; hand-written add_one")),
+                                 UOp::make(Ops::BINARY, dtypes::uint8, {}, std::move(bytes))},
+                                ProgramInfoArg{info});
+  const LoadedProgram& loaded = dev().program(program);
+  EXPECT_EQ(loaded.name(), "add_one");
+  EXPECT_EQ(&dev().program(program), &loaded) << "cached";
+  Device::Storage y = buffer(256 * 4);
+  const std::vector<uint64_t> args{y.address};
+  Signal& done = dev().new_signal("program done");
+  HWQueue().exec(loaded, args, {4, 1, 1}, {64, 1, 1}).signal(done, 1).submit(dev());
+  done.wait(1);
+  std::vector<float> out(256);
+  dev().copy_out(out.data(), y, 0, out.size() * 4);
+  EXPECT_EQ(out, std::vector<float>(256, 1.f));
+}
+
+TEST_F(VkDeviceTest, ABinaryThatIsNotSpirvIsRefusedNamingTheKernel) {
+  ProgramInfo info;
+  info.name = "not_spirv";
+  const std::vector<uint32_t> words{0x464c457f, 0, 0, 0, 0};  // an ELF's first word
+  const std::string m = error_of<std::invalid_argument>([&] { dev().load_spirv(words, info); });
+  EXPECT_NE(m.find("kernel not_spirv is not a SPIR-V module"), std::string::npos) << m;
+}
+
+TEST_F(VkDeviceTest, TheBackendRegistersVkWithTheSpirvRenderer) {
+  const DeviceName n = parse_device_name("vk:1");
+  EXPECT_EQ(n.prefix, "VK");
+  EXPECT_EQ(n.index, 1);
+  EXPECT_EQ(n.renderer, "SPIRV");
+  EXPECT_EQ(n.canonical(), "VK:1");
+  Device& d = device("VK");
+  EXPECT_EQ(d.name(), "VK");
 }
 
 TEST(VkValidation, AnInvalidHostSignalIsCaughtAndFailsTheNextSynchronize) {

@@ -155,6 +155,45 @@ TEST_F(VkQueueTest, BoundQueueResubmitsAndAPatchedSignalValueBufferAndCopyTakeEf
   EXPECT_GT(done.timestamp(), 0u) << "the bound queue's own query slots";
 }
 
+TEST_F(VkQueueTest, AWaitInTheMiddleSplitsTheQueueIntoBatchesThatKeepItsOrder) {
+  Device::Storage y = buffer(256);
+  const std::vector<uint64_t> args{y.address};
+  Signal& mid = dev().new_signal("middle");
+  Signal& gate = dev().new_signal("middle gate");
+  Signal& done = dev().new_signal("middle done");
+  const VulkanProgram& k = add_one(dev());
+  HWQueue().exec(k, args, {1, 1, 1}, {64, 1, 1}).signal(mid, 1).wait(gate, 1).exec(k, args, {1, 1, 1}, {64, 1, 1}).signal(done, 1).submit(dev());
+  mid.wait(1);
+  EXPECT_EQ(read_floats(dev(), y, 1)[0], 1.f);
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(done.value(), 0u) << "the second batch ran before its wait passed";
+  gate.set(1);
+  done.wait(1);
+  EXPECT_EQ(read_floats(dev(), y, 1)[0], 2.f);
+  EXPECT_LE(mid.timestamp(), done.timestamp());
+}
+
+TEST_F(VkQueueTest, ABoundQueuesPatchedScalarIsTheKernelsNewVariable) {
+  Device::Storage out = buffer(1024), sa = buffer(1024), sb = buffer(1024);
+  write_floats(dev(), sa, std::vector<float>(256, 1.f));
+  write_floats(dev(), sb, std::vector<float>(256, 1.f));
+  const std::vector<uint64_t> args{out.address, sa.address, sb.address};
+  const std::vector<int64_t> vars{10};
+  Signal& done = dev().new_signal("scalar done");
+  HWQueue q;
+  q.exec(mul_add(dev()), args, vars, {2, 1, 1}, {128, 1, 1}).signal(done, 1).bind(dev());
+  q.submit(dev());
+  done.wait(1);
+  EXPECT_EQ(read_floats(dev(), out, 256)[10], 0.f);
+  EXPECT_EQ(q.patch_scalar(0, 0, 200), 1u);
+  q.patch_value(1, 2);
+  q.submit(dev());
+  done.wait(2);
+  const std::vector<float> got = read_floats(dev(), out, 256);
+  EXPECT_EQ(got[199], 2.f);
+  EXPECT_EQ(got[200], 0.f);
+}
+
 TEST_F(VkQueueTest, BuffersFreedWhileAQueuedKernelWaitsAreKeptUntilItRan) {
   Signal& gate = dev().new_signal("free gate");
   Signal& done = dev().new_signal("free done");
@@ -183,6 +222,18 @@ TEST_F(VkQueueTest, ABoundQueueOutlivingItsDeviceIsDestroyedWithoutTouchingIt) {
   const std::string m = error_of<std::logic_error>([&] { q->patch_buffer(0, 0, nullptr); });
   EXPECT_NE(m.find("destroyed"), std::string::npos) << m;
   q.reset();  // must not touch the device
+}
+
+TEST_F(VkQueueTest, DestroyingTheDeviceWithAQueueWaitingForeverReleasesItInsteadOfHanging) {
+  auto own = VulkanDevice::open(0);
+  own->set_teardown_wait(std::chrono::milliseconds(50));
+  Signal& gate = own->new_signal("never set");
+  Device::Storage y = own->allocate_storage(256);
+  const std::vector<uint64_t> args{y.address};
+  HWQueue().wait(gate, 1).exec(add_one(*own), args, {1, 1, 1}, {64, 1, 1}).submit(*own);
+  const int64_t t0 = monotonic_ns();
+  own.reset();
+  EXPECT_LT(monotonic_ns() - t0, int64_t{2'000'000'000});
 }
 
 TEST_F(VkQueueTest, AQueueWaitsOnACpuSignalThroughTheHostBridge) {

@@ -173,6 +173,9 @@ TEST(SpirvAssembler, ErrorsNameTheLineTheTextAndWhatWasExpected) {
       {"OpDecorate %1 LinkageAttributes \"f\" Export\n", 1, "operand kind LinkageType is not in the grammar tables"},
       {"\"lonely\"\n", 1, "expected an instruction ('OpX ...' or '%<id> = OpX ...'), got a string"},
       {"5\n", 1, "expected an instruction ('OpX ...' or '%<id> = OpX ...'), got '5'"},
+      {"OpSwitch %9 %2 1 %3\n", 1, "OpSwitch: selector %9 has no OpTypeInt type defined earlier"},
+      {"%1 = OpTypeInt 8 0\n%2 = OpConstant %1 1\nOpSwitch %2 %3 256 %4\n", 3,
+       "expected an unsigned 8-bit integer (an unsigned integer up to 255), got '256'"},
   };
   for (const ErrorCase& c : cases) {
     const std::string message = assembly_error(c.text);

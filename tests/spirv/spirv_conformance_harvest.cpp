@@ -2,6 +2,8 @@
 // suite and registers a kernel observer (compiler/program.h), so every kernel the suite compiles for the CPU is
 // recorded once per content key. After the suite has run, main renders each recorded kernel for lavapipe_caps()
 // (optimized, and with NOOPT=1's launch dims only) and checks each module with `spirv-val --target-env vulkan1.2`.
+// Built with the Vulkan loader (DOORBELL_SPIRV_LAVAPIPE), each kernel then also runs on lavapipe and its outputs are
+// compared with the reference interpreter on edge-case and random inputs (tests/spirv/vk/lavapipe_runner.h).
 // Exit status: the suite's, else 1 when a kernel fails, 77 (skipped) when spirv-val is not on PATH.
 #include <gtest/gtest.h>
 
@@ -15,6 +17,9 @@
 #include "compiler/spirv/spirv_renderer.h"
 #include "compiler/spirv/spirv_target.h"
 #include "spirv_tools.h"
+#if DOORBELL_SPIRV_LAVAPIPE
+#include "vk/lavapipe_runner.h"
+#endif
 
 namespace doorbell {
 namespace {
@@ -69,5 +74,15 @@ int main(int argc, char** argv) {
   }
   bool ok = validate_all(true);
   ok &= validate_all(false);
+#if DOORBELL_SPIRV_LAVAPIPE
+  if (spirv_test::Lavapipe* vk = spirv_test::Lavapipe::get()) {
+    spirv_test::Comparison c = spirv_test::run_and_compare(vk, g_kernels, "op conformance");
+    std::printf("op conformance on lavapipe: interpreter %.1f s, lavapipe %.1f s\n", c.interpreter_s, c.lavapipe_s);
+    for (const std::string& f : c.failures) std::printf("FAILED %s\n", f.c_str());
+    ok &= c.failures.empty() && c.matched == c.ran;
+  } else {
+    std::printf("no lavapipe Vulkan device: the kernels were validated, not run\n");
+  }
+#endif
   return ok ? 0 : 1;
 }

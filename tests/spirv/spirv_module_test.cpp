@@ -343,6 +343,13 @@ TEST(SpirvModule, ConstantsAtTheEdgesPrintExactly) {
   EXPECT_EQ(literal_text(f64, 0x8000000000000000ull), "-0x0p+0");
 }
 
+TEST(SpirvModule, SwitchCaseLiteralsPrintAsTheSelectorsType) {
+  const std::string text = testing::switch_kernel().text();
+  EXPECT_NE(text.find(" -1 %"), std::string::npos) << text;
+  EXPECT_NE(text.find(" -9223372036854775808 %"), std::string::npos) << text;
+  EXPECT_NE(text.find(" -2 %"), std::string::npos) << text;
+}
+
 TEST(SpirvModule, EveryFloatBitPatternRoundTripsThroughItsLiteral) {
   std::mt19937_64 random(7);
   for (uint32_t width : {16u, 32u, 64u}) {

@@ -193,11 +193,52 @@ Module control_flow_kernel() {
   return m;
 }
 
+Module switch_kernel() {
+  Module m;
+  m.capability(Capability::Shader);
+  m.capability(Capability::Int64);
+  m.memory_model(AddressingModel::Logical, MemoryModel::GLSL450);
+  const Id t_void = m.type_void();
+  const Id t_i64 = m.type_int(64, true);
+  const Id t_i32 = m.type_int(32, true);
+  const Id fn = m.begin_function(t_void, m.type_function(t_void, {}));
+  m.label();
+  const Id v64 = m.function_variable(m.type_pointer(StorageClass::Function, t_i64));
+  const Id v32 = m.function_variable(m.type_pointer(StorageClass::Function, t_i32));
+  m.op_void(Op::Store, {Operand::id(v64), Operand::id(m.constant(t_i64, 7))});
+  m.op_void(Op::Store, {Operand::id(v32), Operand::id(m.constant(t_i32, 7))});
+  // A 64-bit signed selector: case literals of two words, printed signed.
+  const Id sel64 = m.op(Op::Load, t_i64, {Operand::id(v64)});
+  const Id a = m.new_id(), b = m.new_id(), d = m.new_id(), merge = m.new_id();
+  m.op_void(Op::SelectionMerge, {Operand::id(merge), Operand::mask(SelectionControl::None, 0)});
+  m.op_void(Op::Switch, {Operand::id(sel64), Operand::id(d), Operand::word64(~uint64_t{0}), Operand::id(a),
+                         Operand::word64(uint64_t{1} << 63), Operand::id(b)});
+  for (Id block : {a, b, d}) {
+    m.label(block);
+    m.op_void(Op::Branch, {Operand::id(merge)});
+  }
+  m.label(merge);
+  // A 32-bit signed selector: one word per case.
+  const Id sel32 = m.op(Op::Load, t_i32, {Operand::id(v32)});
+  const Id c = m.new_id(), merge2 = m.new_id();
+  m.op_void(Op::SelectionMerge, {Operand::id(merge2), Operand::mask(SelectionControl::None, 0)});
+  m.op_void(Op::Switch, {Operand::id(sel32), Operand::id(merge2), Operand::word(0xfffffffeu), Operand::id(c)});
+  m.label(c);
+  m.op_void(Op::Branch, {Operand::id(merge2)});
+  m.label(merge2);
+  m.op_void(Op::Return);
+  m.end_function();
+  m.entry_point(ExecutionModel::GLCompute, fn, "switches", {});
+  m.execution_mode(fn, ExecutionMode::LocalSize, {1, 1, 1});
+  return m;
+}
+
 std::vector<NamedModule> all_test_modules() {
   std::vector<NamedModule> out;
   out.push_back({"minimal_kernel", minimal_kernel()});
   out.push_back({"edge_constants", edge_constants()});
   out.push_back({"control_flow_kernel", control_flow_kernel()});
+  out.push_back({"switch_kernel", switch_kernel()});
   return out;
 }
 

@@ -22,6 +22,9 @@ spirv::Module edge_constants(uint32_t seed = 1, int random_floats = 64);
 // built-in inputs, bool, null and composite constants, names with quotes and backslashes.
 spirv::Module control_flow_kernel();
 
+// OpSwitch on a 64-bit and a 32-bit signed selector with negative case literals (two words and one word each).
+spirv::Module switch_kernel();
+
 // Every module above, with a name for messages.
 struct NamedModule {
   std::string name;
