@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "hcq/backend.h"
 #include "hcq/device.h"
@@ -153,6 +154,30 @@ TEST(HcqFuzzVk, TheHostSubmitsMoreWhileAVulkanSubmissionWaitsForTheHost) {
            Op{.kind = OpKind::kExec, .stream = 0, .out = 1, .in1 = 2, .in2 = 2, .k = 7},
            Op{.kind = OpKind::kHostRead, .in1 = 1}};
   EXPECT_EQ(run(p, vk_options()), "") << describe(p);
+}
+
+// The shape of seeds 5 and 73, without the fuzzer: a signalled submission completes while a later one still waits
+// for the host, and then the host submits again. On lavapipe the submit blocks for good (found 2026-12-02): the
+// device reads the completed submission's timestamp queries with vkGetQueryPoolResults, and lavapipe's
+// lvp_GetQueryPoolResults begins with DeviceWaitIdle (Mesa src/gallium/frontends/lavapipe/lvp_query.c), which waits
+// for the gated submission, whose gate only this blocked host thread would set.
+TEST(HcqFuzzVk, ASubmissionThatCompletedBeforeAGatedOneDoesNotBlockTheHost) {
+  SKIP_UNLESS_VK_TAKES_PART();
+  std::unique_ptr<Device> d = open_vk();
+  Signal& first_gate = d->new_signal("first gate");
+  Signal& second_gate = d->new_signal("second gate");
+  Signal& first = d->new_signal("first");
+  Signal& second = d->new_signal("second");
+  Signal& third = d->new_signal("third");
+  HWQueue().wait(first_gate, 1).signal(first, 1).submit(*d);
+  HWQueue().wait(second_gate, 1).signal(second, 1).submit(*d);
+  first_gate.set(1);
+  ASSERT_TRUE(first.wait_for(1, std::chrono::seconds(5)));  // completed; its timestamp query not yet read
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  HWQueue().signal(third, 1).submit(*d);  // must return while the second submission waits for its gate
+  second_gate.set(1);
+  EXPECT_TRUE(second.wait_for(1, std::chrono::seconds(5)));
+  EXPECT_TRUE(third.wait_for(1, std::chrono::seconds(5)));
 }
 
 TEST(HcqFuzzVk, ABoundCopyQueueOnVulkanRunsAsTheUnboundOneDoes) {
