@@ -20,6 +20,10 @@ namespace doorbell::vk {
 
 // ---- shared state between the device and what may outlive it -----------------------------------------------------
 
+// One timestamp query's result as vkCmdCopyQueryPoolResults writes it with VK_QUERY_RESULT_64_BIT |
+// VK_QUERY_RESULT_WITH_AVAILABILITY_BIT: the 64-bit value, then a 64-bit availability word.
+constexpr uint64_t kStampBytes = 16;
+
 struct PipelineRegistry {
   std::mutex mu;
   VkDevice device = VK_NULL_HANDLE;  // null once the device is gone (it destroyed every pipeline still here)
@@ -65,8 +69,7 @@ struct VkSubmission {
   uint64_t count = 0;
   struct Stamp {
     VkSignalState* state;
-    VkQueryPool pool;
-    uint32_t slot;
+    const uint8_t* host;  // the query's copied result: {ticks, availability} (kStampBytes)
   };
   std::vector<Stamp> stamps;
   std::vector<VkCommandBuffer> command_buffers;  // recycled once done (unbound submissions)
@@ -87,6 +90,8 @@ class VulkanBoundQueue final : public GpuBoundQueue {
   std::vector<VkBatch> batches;
   VkQueryPool pool = VK_NULL_HANDLE;
   uint32_t query_count = 0;
+  uint64_t stamps_address = 0;            // a block of the host-visible heap: the queries' copied results (0: none)
+  uint8_t* stamps_host = nullptr;
   uint64_t args_address = 0;              // a block of the device's host-visible heap (0: no execs)
   std::vector<uint8_t*> arg_host;         // per command: its argument block (execs)
   std::vector<uint64_t> arg_address;
@@ -155,6 +160,13 @@ void store_later(VkSignalState& s, uint64_t ticks) {
   uint64_t old = s.timestamp_ticks.load(std::memory_order_relaxed);
   while (ticks > old && !s.timestamp_ticks.compare_exchange_weak(old, ticks, std::memory_order_acq_rel)) {
   }
+}
+
+// A query result that vkCmdCopyQueryPoolResults wrote (64-bit value, then availability): the ticks once available.
+void read_stamp(const VkSubmission::Stamp& st, uint64_t mask) {
+  uint64_t words[2];
+  std::memcpy(words, st.host, sizeof words);
+  if (words[1] != 0) store_later(*st.state, words[0] & mask);
 }
 
 bool env_is_one(const char* name) {
@@ -358,6 +370,7 @@ void VulkanDevice::create_logical_device() {
   vk_check(vkCreateCommandPool(device_, &pool, nullptr, &command_pool_), name(), "vkCreateCommandPool", "queues");
   query_pool_ = new_query_pool(kQuerySlots);
   query_ring_.emplace(query_slot_space_.data(), 0, kQuerySlots, name() + ": the timestamp query slots");
+  stamp_memory_ = allocate_memory(uint64_t{kQuerySlots} * kStampBytes, host_type_, true, "the timestamp results of the query slots");
   bridge_in_ = new_timeline_semaphore("the host bridge (foreign waits)");
   bridge_out_ = new_timeline_semaphore("the host bridge (foreign signals)");
   arg_memory_ = allocate_memory(kArgRingBytes, host_type_, true, "the argument block ring");
@@ -474,6 +487,7 @@ void VulkanDevice::teardown() {
   if (query_pool_) vkDestroyQueryPool(device_, query_pool_, nullptr);
   for (auto& [address, m] : chunks_) free_memory(m);
   if (arg_memory_.buffer) free_memory(arg_memory_);
+  if (stamp_memory_.buffer) free_memory(stamp_memory_);
   if (pipeline_cache_) vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
   if (layout_) vkDestroyPipelineLayout(device_, layout_, nullptr);
   if (command_pool_) vkDestroyCommandPool(device_, command_pool_, nullptr);  // frees every command buffer
@@ -616,20 +630,15 @@ void VulkanDevice::write_semaphore(VkSignalState& s, uint64_t value) {
   s.timestamp_ticks.store(static_cast<uint64_t>(ns / props_.limits.timestampPeriod), std::memory_order_release);
 }
 
-// The latest query of the signal that completed: from finished submissions (collect) and, since a signal's query is
-// written before the batch signals, from submissions still running whose query is available already.
+// The latest query of the signal that completed: from finished submissions (collect) and, since a batch copies its
+// queries' results to memory before it signals, from submissions still running whose batch has done so. Only memory
+// is read: vkGetQueryPoolResults may wait for the whole device on lavapipe (firmware-notes/vulkan-device.md §8).
 uint64_t VulkanDevice::read_signal_timestamp(const VkSignalState& s) {
   std::lock_guard lock(submit_mutex_);
   collect_locked();
   for (const auto& submission : in_flight_)
-    for (const VkSubmission::Stamp& st : submission->stamps) {
-      if (st.state != &s) continue;
-      uint64_t ticks = 0;
-      // Without VK_QUERY_RESULT_WAIT_BIT: VK_NOT_READY while the query is not written yet.
-      // A slot not yet reset by its new command buffer still holds an older submission's time: only a later time counts.
-      if (vkGetQueryPoolResults(device_, st.pool, st.slot, 1, sizeof ticks, &ticks, sizeof ticks, VK_QUERY_RESULT_64_BIT) == VK_SUCCESS)
-        store_later(*st.state, ticks & timestamp_mask_);
-    }
+    for (const VkSubmission::Stamp& st : submission->stamps)
+      if (st.state == &s) read_stamp(st, timestamp_mask_);
   return s.timestamp_ticks.load(std::memory_order_acquire);
 }
 
@@ -991,9 +1000,9 @@ VkCommandBuffer VulkanDevice::new_command_buffer() {
 }
 
 // Records one batch's commands into its command buffer (allocated here when it has none). `args_of(i, bytes)` gives
-// command i's argument block; `slot_of(k)` the k-th query slot of the batch.
+// command i's argument block; query slot k's result is copied to `stamps` + k * kStampBytes.
 void VulkanDevice::record_batch(VkBatch& b, std::span<const Command> commands, std::span<void* const> buffers, std::span<const int64_t> scalars,
-                                VkQueryPool pool, const std::function<ArgBlock(size_t, uint64_t)>& args_of) {
+                                VkQueryPool pool, StampTarget stamps, const std::function<ArgBlock(size_t, uint64_t)>& args_of) {
   if (b.cb == VK_NULL_HANDLE) b.cb = new_command_buffer();
   VkCommandBufferBeginInfo begin = vk_struct<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
   vk_check(vkBeginCommandBuffer(b.cb, &begin), name(), "vkBeginCommandBuffer", "a queue");
@@ -1046,7 +1055,17 @@ void VulkanDevice::record_batch(VkBatch& b, std::span<const Command> commands, s
         break;
     }
   }
-  // Device writes become visible to the host once the batch's signal is seen.
+  if (!b.queries.empty()) {
+    // The batch's queries (consecutive slots) to host-visible memory, so that nothing reads a query pool from the
+    // host (firmware-notes/vulkan-device.md §8): after every timestamp write (an execution dependency from all
+    // commands to the copy's transfer stage; WAIT_BIT also makes the copy wait for availability), before the batch's
+    // semaphore signals.
+    vkCmdPipelineBarrier(b.cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr, 0, nullptr);
+    const uint32_t first = b.queries.front().second;
+    vkCmdCopyQueryPoolResults(b.cb, pool, first, static_cast<uint32_t>(b.queries.size()), stamps.buffer, stamps.offset + first * kStampBytes,
+                              kStampBytes, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+  }
+  // Device writes (the copied queries too) become visible to the host once the batch's signal is seen.
   full_barrier(b.cb, VK_ACCESS_HOST_READ_BIT, VK_PIPELINE_STAGE_HOST_BIT);
   vk_check(vkEndCommandBuffer(b.cb), name(), "vkEndCommandBuffer", "a queue");
 }
@@ -1091,10 +1110,12 @@ uint64_t VulkanDevice::submit_counted(const HWQueue& queue) {
                                 std::to_string(kQuerySlots) + " fit one submission");
   const uint32_t first_slot = queries ? static_cast<uint32_t>(query_ring_->take(queries, 1, wait).va) : 0;
   assign_queries(batches, commands, first_slot);
+  // No result of an earlier user of the slots reads as this submission's (the ring passed them: nothing writes them).
+  std::memset(stamp_memory_.host + uint64_t{first_slot} * kStampBytes, 0, uint64_t{queries} * kStampBytes);
   auto submission = std::make_unique<VkSubmission>();
   try {
     for (VkBatch& b : batches) {
-      record_batch(b, commands, queue.buffers(), queue.scalars(), query_pool_, [&](size_t, uint64_t bytes) {
+      record_batch(b, commands, queue.buffers(), queue.scalars(), query_pool_, StampTarget{stamp_memory_.buffer, 0}, [&](size_t, uint64_t bytes) {
         UploadRing::Piece piece = args_->take(bytes, kSpirvArgumentBlockAlign, wait);
         return ArgBlock{piece.cpu, piece.va};
       });
@@ -1107,13 +1128,13 @@ uint64_t VulkanDevice::submit_counted(const HWQueue& queue) {
     query_ring_->close(submissions_.load());
     throw;
   }
-  const uint64_t count = submit_batches(batches, commands, query_pool_, std::move(submission));
+  const uint64_t count = submit_batches(batches, commands, stamp_memory_.host, std::move(submission));
   args_->close(count);
   query_ring_->close(count);
   return count;
 }
 
-uint64_t VulkanDevice::submit_batches(std::vector<VkBatch>& batches, std::span<const Command> commands, VkQueryPool pool,
+uint64_t VulkanDevice::submit_batches(std::vector<VkBatch>& batches, std::span<const Command> commands, uint8_t* stamps_host,
                                       std::unique_ptr<VkSubmission> s) {
   const uint64_t count = submissions_.load() + 1;
   struct Arrays {
@@ -1184,7 +1205,7 @@ uint64_t VulkanDevice::submit_batches(std::vector<VkBatch>& batches, std::span<c
     }
     for (const auto& [cmd, slot] : b.queries) {
       VkSignalState* st = state_of(*commands[cmd].signal);
-      if (skipped.count(cmd) == 0) s->stamps.push_back({st, pool, slot});
+      if (skipped.count(cmd) == 0) s->stamps.push_back({st, stamps_host + uint64_t{slot} * kStampBytes});
     }
     a.timeline.waitSemaphoreValueCount = static_cast<uint32_t>(a.wait_values.size());
     a.timeline.pWaitSemaphoreValues = a.wait_values.data();
@@ -1235,11 +1256,7 @@ void VulkanDevice::collect_locked() {
   const uint64_t reached = read_semaphore(*state_of(*progress_));
   while (!in_flight_.empty() && in_flight_.front()->count <= reached) {
     VkSubmission& s = *in_flight_.front();
-    for (const VkSubmission::Stamp& st : s.stamps) {
-      uint64_t ticks = 0;
-      if (vkGetQueryPoolResults(device_, st.pool, st.slot, 1, sizeof ticks, &ticks, sizeof ticks, VK_QUERY_RESULT_64_BIT) == VK_SUCCESS)
-        store_later(*st.state, ticks & timestamp_mask_);
-    }
+    for (const VkSubmission::Stamp& st : s.stamps) read_stamp(st, timestamp_mask_);
     for (VkCommandBuffer cb : s.command_buffers) free_command_buffers_.push_back(cb);
     in_flight_.pop_front();
   }
@@ -1292,7 +1309,16 @@ std::shared_ptr<BoundQueue> VulkanDevice::bind(const HWQueue& queue) {
     bound_registry_->live.insert(b.get());
   }
   std::lock_guard lock(submit_mutex_);
-  if (b->query_count) b->pool = new_query_pool(b->query_count);
+  if (b->query_count) {
+    b->pool = new_query_pool(b->query_count);
+    SubAllocator::Block block;
+    {
+      std::lock_guard mlock(memory_mutex_);
+      block = heap_locked(true).alloc(uint64_t{b->query_count} * kStampBytes, 256, "a bound queue's timestamp results");
+    }
+    b->stamps_address = block.address;
+    b->stamps_host = block.host;
+  }
   assign_queries(b->batches, b->commands, 0);
   if (arg_bytes) {
     SubAllocator::Block block;
@@ -1315,7 +1341,12 @@ std::shared_ptr<BoundQueue> VulkanDevice::bind(const HWQueue& queue) {
 }
 
 void VulkanDevice::rerecord_locked(VulkanBoundQueue& b, VkBatch& batch) {
-  record_batch(batch, b.commands, b.buffers, b.scalars, b.pool,
+  StampTarget stamps{};
+  if (b.stamps_address != 0) {
+    const Located at = locate(b.stamps_address, uint64_t{b.query_count} * kStampBytes, "a bound queue's timestamp results");
+    stamps = StampTarget{at.buffer, at.offset};
+  }
+  record_batch(batch, b.commands, b.buffers, b.scalars, b.pool, stamps,
                [&](size_t i, uint64_t) { return ArgBlock{b.arg_host[i], b.arg_address[i]}; });
 }
 
@@ -1337,8 +1368,10 @@ void VulkanDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {
     wait_progress(last, "submit_bound (reading the previous run's timestamps)");
     collect_locked();
   }
+  // The previous run's results were read (collect): this run's start from "not available".
+  if (b->stamps_host != nullptr) std::memset(b->stamps_host, 0, uint64_t{b->query_count} * kStampBytes);
   auto s = std::make_unique<VkSubmission>();
-  const uint64_t count = submit_batches(b->batches, b->commands, b->pool, std::move(s));
+  const uint64_t count = submit_batches(b->batches, b->commands, b->stamps_host, std::move(s));
   b->last_submission.store(count, std::memory_order_release);
 }
 
@@ -1349,14 +1382,13 @@ void VulkanDevice::retire_bound(VulkanBoundQueue& b) {
   for (VkBatch& batch : b.batches)
     if (batch.cb != VK_NULL_HANDLE) cbs.push_back(batch.cb);
   VkQueryPool pool = b.pool;
-  const uint64_t args = b.args_address;
-  retired_.push_back(Retired{after, [this, cbs, pool, args] {
+  const uint64_t args = b.args_address, stamps = b.stamps_address;
+  retired_.push_back(Retired{after, [this, cbs, pool, args, stamps] {
                                for (VkCommandBuffer cb : cbs) free_command_buffers_.push_back(cb);
                                if (pool) vkDestroyQueryPool(device_, pool, nullptr);
-                               if (args) {
-                                 std::lock_guard mlock(memory_mutex_);
-                                 heap_locked(true).free(args);
-                               }
+                               std::lock_guard mlock(memory_mutex_);
+                               if (args) heap_locked(true).free(args);
+                               if (stamps) heap_locked(true).free(stamps);
                              }});
   collect_locked();
 }

@@ -28,9 +28,11 @@
 //    bridge semaphore, the bridge thread waits on it and sets the foreign signal (no timestamp query).
 //  - Timestamps: Vulkan writes timestamps only into query pools, never at +8 of a signal's memory. A timestamp command
 //    and every signal command write a VK_QUERY_TYPE_TIMESTAMP query (vkCmdWriteTimestamp BOTTOM_OF_PIPE: when all
-//    earlier commands finished) into a slot owned by that recorded command buffer; Signal::timestamp() returns the
-//    latest completed query associated with the signal (read back when its submission completed), masked to
-//    timestampValidBits and in ticks of timestampPeriod ns (SignalPlacement::ns_per_tick_*).
+//    earlier commands finished) into a slot owned by that recorded command buffer, which then copies its queries'
+//    results (vkCmdCopyQueryPoolResults, with availability) into host-visible memory it also owns. Signal::timestamp()
+//    returns the latest available result of the signal read from that memory (the host never calls
+//    vkGetQueryPoolResults: lavapipe's waits for the whole device idle), masked to timestampValidBits and in ticks of
+//    timestampPeriod ns (SignalPlacement::ns_per_tick_*).
 //    host_time_ns: by VK_EXT_calibrated_timestamps (device and CLOCK_MONOTONIC sampled together) where the device
 //    has it, else by bracketing a submitted timestamp with host reads (hcq/clock_calibration.h).
 //  - Bound queues (bind): command buffers recorded once with their own argument blocks and query pool; submit_bound
@@ -217,13 +219,19 @@ class VulkanDevice final : public Device {
   uint32_t count_queries(std::span<const Command> commands);
   uint32_t assign_queries(std::vector<VkBatch>& batches, std::span<const Command> commands, uint32_t first_slot);
   VkCommandBuffer new_command_buffer();  // submit_mutex_ held
+  // Where a batch's query results are copied: slot k's at `offset` + 16 k of `buffer` (host-visible).
+  struct StampTarget {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    uint64_t offset = 0;
+  };
   void record_batch(VkBatch& batch, std::span<const Command> commands, std::span<void* const> buffers, std::span<const int64_t> scalars,
-                    VkQueryPool pool, const std::function<ArgBlock(size_t command, uint64_t bytes)>& args_of);
+                    VkQueryPool pool, StampTarget stamps, const std::function<ArgBlock(size_t command, uint64_t bytes)>& args_of);
   uint64_t submit_counted(const HWQueue& queue);  // returns the submission's count
-  // Submits recorded batches (values from `commands`), the last also signalling the progress; submit_mutex_ held.
-  uint64_t submit_batches(std::vector<VkBatch>& batches, std::span<const Command> commands, VkQueryPool pool,
+  // Submits recorded batches (values from `commands`; query slot k's copied result at stamps_host + 16 k), the last
+  // also signalling the progress; submit_mutex_ held.
+  uint64_t submit_batches(std::vector<VkBatch>& batches, std::span<const Command> commands, uint8_t* stamps_host,
                           std::unique_ptr<VkSubmission> submission);
-  // Reads the timestamps of completed submissions and recycles what they and retired memory held.
+  // Reads the timestamps of completed submissions (from memory) and recycles what they and retired memory held.
   void collect();
   void collect_locked();
   void wait_progress(uint64_t count, const char* what);
@@ -279,6 +287,7 @@ class VulkanDevice final : public Device {
   // The query slots as a ring (UploadRing over one byte per slot: a piece's offset is its first slot).
   std::vector<uint8_t> query_slot_space_;
   std::optional<UploadRing> query_ring_;
+  Memory stamp_memory_{};  // host-visible: each slot's result, copied there by its command buffer (16 bytes a slot)
   Memory arg_memory_{};
   std::optional<UploadRing> args_;
   static constexpr uint64_t kArgRingBytes = 4 << 20;
