@@ -12,10 +12,7 @@
 #include "hcq/json_text.h"
 #include "hcq/nv/nv_device.h"
 #if DOORBELL_HAVE_VULKAN
-#include <vulkan/vulkan.h>
-
 #include "hcq/vk/vk_device.h"
-#include "hcq/vk/vk_instance.h"
 #endif
 
 namespace doorbell {
@@ -117,71 +114,43 @@ class CheckedAmd final : public CheckedGpu {
 };
 
 #if DOORBELL_HAVE_VULKAN
-// What the Vulkan driver says of the physical device the VK device opened: its API version and driver (Vulkan 1.2
-// core VkPhysicalDeviceDriverProperties: driverName "llvmpipe", driverInfo "Mesa 22.3.6 (LLVM 15.0.6)"), read on an
-// instance of our own (the device keeps its properties to itself) that chooses the same index-th usable device.
-struct VkIdentity {
-  std::string api_version, driver_name, driver_info;
-};
-VkIdentity vk_identity(const std::string& device_name, int index) {
-  vk::VulkanInstance instance(device_name + " (check)", [](const std::string&) {});
-  const vk::PhysicalDeviceChoice choice = instance.choose(index);
-  VkPhysicalDeviceDriverProperties driver{};
-  driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
-  VkPhysicalDeviceProperties2 properties{};
-  properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
-  properties.pNext = &driver;
-  vkGetPhysicalDeviceProperties2(choice.physical, &properties);
-  const uint32_t v = properties.properties.apiVersion;
-  VkIdentity id;
-  id.api_version = std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
-                   std::to_string(VK_API_VERSION_PATCH(v));
-  id.driver_name = driver.driverName;
-  id.driver_info = driver.driverInfo;
-  return id;
-}
-
 // Mesa's driverInfo is "Mesa 22.3.6 (LLVM 15.0.6)" or "Mesa 22.3.6": the version part; another driver's as it is.
-std::string driver_text(const VkIdentity& id) {
-  std::string info = id.driver_info;
+std::string driver_text(const vk::VulkanDeviceProperties& p) {
+  std::string info = p.driver_info;
   if (info.rfind("Mesa ", 0) == 0)
     if (const size_t paren = info.find(" ("); paren != std::string::npos) info.resize(paren);
-  return info.empty() ? id.driver_name : info;
+  return info.empty() ? p.driver_name : info;
 }
 
 class CheckedVk final : public CheckedGpu {
  public:
-  CheckedVk(vk::VulkanDevice& d, std::string canonical, int index)
-      : d_(d), canonical_(std::move(canonical)), id_(vk_identity(canonical_, index)) {}
+  CheckedVk(vk::VulkanDevice& d, std::string canonical) : d_(d), canonical_(std::move(canonical)) {}
   Device& device() override { return d_; }
-  // Storage mapped for the host (DEVICE_LOCAL|HOST_VISIBLE, vk_device.h allocate_storage). Vulkan has no
-  // "GPU-visible host memory" beside it that the device hands out: `host_memory` gets the same storage (lavapipe has
-  // one memory type for everything).
+  // Device memory is storage mapped for the host (DEVICE_LOCAL|HOST_VISIBLE, vk_device.h allocate_storage); where
+  // storage is not mapped (DOORBELL_VK_STAGING=1, a GPU without such memory) and for `host_memory`, HOST_VISIBLE
+  // memory with a device address (allocate_host_visible): the check fills and reads its buffers from the host.
   CheckedMemory alloc(uint64_t bytes, bool host_memory) override {
-    (void)host_memory;
-    const Device::Storage m = d_.allocate_storage(bytes);
-    if (m.host == nullptr) {
-      d_.release_storage(m);
-      throw std::runtime_error(canonical_ + ": storage of " + std::to_string(bytes) +
-                               " bytes is not mapped for the host (no DEVICE_LOCAL|HOST_VISIBLE memory, or DOORBELL_VK_STAGING=1); "
-                               "the check fills its buffers from the host");
-    }
-    live_[m.address] = m;
+    const bool host_visible = host_memory || d_.staging();
+    const Device::Storage m = host_visible ? d_.allocate_host_visible(bytes) : d_.allocate_storage(bytes);
+    live_[m.address] = {m, host_visible};
     return {static_cast<uint8_t*>(m.host), m.address};
   }
   void free(const CheckedMemory& memory) override {
-    d_.release_storage(live_.at(memory.va));
+    const auto& [m, host_visible] = live_.at(memory.va);
+    if (host_visible) d_.release_host_visible(m);
+    else d_.release_storage(m);
     live_.erase(memory.va);
   }
   ClockCalibration calibrate_clock() override { return d_.clock_calibration(); }
   bool emulated() const override { return false; }
   std::string fault_report() const override { return d_.fault(); }
   std::string describe() const override {
-    return canonical_ + ", " + d_.physical_name() + ", " + driver_text(id_) + ", Vulkan " + id_.api_version;
+    return canonical_ + ", " + d_.physical_name() + ", " + driver_text(d_.properties()) + ", Vulkan " + d_.properties().api_version_text;
   }
   std::string identity_json() const override {
-    return ", \"gpu\": " + json_quote(d_.physical_name()) + ", \"driver_name\": " + json_quote(id_.driver_name) +
-           ", \"driver_info\": " + json_quote(id_.driver_info) + ", \"api_version\": " + json_quote(id_.api_version) +
+    const vk::VulkanDeviceProperties& p = d_.properties();
+    return ", \"gpu\": " + json_quote(p.device_name) + ", \"driver_name\": " + json_quote(p.driver_name) +
+           ", \"driver_info\": " + json_quote(p.driver_info) + ", \"api_version\": " + json_quote(p.api_version_text) +
            ", \"validation\": " + (d_.validation() ? "true" : "false") + ", \"clock\": " +
            json_quote(d_.calibrated_by_extension() ? "VK_EXT_calibrated_timestamps" : "bracketed timestamps") +
            ", \"staging\": " + (d_.staging() ? "true" : "false") + ", \"emulated\": false";
@@ -196,8 +165,7 @@ class CheckedVk final : public CheckedGpu {
  private:
   vk::VulkanDevice& d_;
   std::string canonical_;
-  VkIdentity id_;
-  std::unordered_map<uint64_t, Device::Storage> live_;
+  std::unordered_map<uint64_t, std::pair<Device::Storage, bool>> live_;  // by address: the memory, host-visible or storage
 };
 #endif
 
@@ -207,7 +175,7 @@ std::unique_ptr<CheckedGpu> checked_gpu(Device& device, int index) {
   if (auto* nv = dynamic_cast<nv::NvDevice*>(&device)) return std::make_unique<CheckedNv>(*nv, device.name(), index);
   if (auto* amd = dynamic_cast<amd::AmdDevice*>(&device)) return std::make_unique<CheckedAmd>(*amd, device.name());
 #if DOORBELL_HAVE_VULKAN
-  if (auto* vk = dynamic_cast<vk::VulkanDevice*>(&device)) return std::make_unique<CheckedVk>(*vk, device.name(), index);
+  if (auto* vk = dynamic_cast<vk::VulkanDevice*>(&device)) return std::make_unique<CheckedVk>(*vk, device.name());
 #endif
   throw std::invalid_argument("device " + device.name() + " is not a GPU doorbell can check; expected an NV, AMD or VK device");
 }

@@ -391,6 +391,11 @@ void VulkanDevice::fill_caps() {
   const VkPhysicalDeviceLimits& l = props_.limits;
   caps_.device_name = physical_name_;
   caps_.driver = std::string(p12.driverName) + " " + p12.driverInfo;
+  const uint32_t v = props_.apiVersion;
+  properties_ = VulkanDeviceProperties{physical_name_, v,
+                                       std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
+                                           std::to_string(VK_API_VERSION_PATCH(v)),
+                                       p12.driverName, p12.driverInfo, props_.vendorID, props_.deviceID};
   caps_.subgroup_size = subgroup.subgroupSize;
   caps_.max_threads_per_block = l.maxComputeWorkGroupInvocations;
   caps_.max_local = {l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupSize[1], l.maxComputeWorkGroupSize[2]};
@@ -766,6 +771,18 @@ VulkanDevice::Storage VulkanDevice::allocate_storage(size_t bytes) {
 }
 
 void VulkanDevice::release_storage(const Storage& storage) { release_block(storage.handle, false); }
+
+VulkanDevice::Storage VulkanDevice::allocate_host_visible(size_t bytes) {
+  SubAllocator::Block b;
+  {
+    std::lock_guard lock(memory_mutex_);
+    b = heap_locked(true).alloc(std::max<size_t>(bytes, 1), 256, "host-visible memory");
+  }
+  std::memset(b.host, 0, b.size);
+  return Storage{b.host, b.address, b.address};
+}
+
+void VulkanDevice::release_host_visible(const Storage& storage) { release_block(storage.handle, true); }
 
 // Frees a block of a heap once no submission made so far can still use it.
 void VulkanDevice::release_block(uint64_t address, bool host_visible) {

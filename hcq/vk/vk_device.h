@@ -98,6 +98,16 @@ class VulkanProgram final : public LoadedProgram {
   uint32_t buffers_, vars_;
 };
 
+// What the driver says of the physical device a VulkanDevice opened (VkPhysicalDeviceProperties and the Vulkan 1.2
+// VkPhysicalDeviceVulkan12Properties driver fields), kept from bring-up.
+struct VulkanDeviceProperties {
+  std::string device_name;   // deviceName ("llvmpipe (LLVM 15.0.6, 256 bits)")
+  uint32_t api_version = 0;  // apiVersion (VK_MAKE_API_VERSION)
+  std::string api_version_text;  // "1.3.230"
+  std::string driver_name, driver_info;  // "llvmpipe", "Mesa 22.3.6 (LLVM 15.0.6)"
+  uint32_t vendor_id = 0, device_id = 0;
+};
+
 struct VkSignalState;
 struct VkBatch;
 struct VkSubmission;
@@ -110,6 +120,7 @@ class VulkanDevice final : public Device {
   ~VulkanDevice() override;
 
   const std::string& physical_name() const { return physical_name_; }
+  const VulkanDeviceProperties& properties() const { return properties_; }
   // What the SPIR-V renderer needs to know of the device (compiler/spirv/spirv_target.h), from its properties.
   const SpirvDeviceCaps& spirv_caps() const { return caps_; }
   bool validation() const { return instance_->validation(); }
@@ -128,6 +139,11 @@ class VulkanDevice final : public Device {
   void copy_in(const Storage& storage, uint64_t offset, const void* src, size_t bytes) override;
   void copy_out(void* dst, const Storage& storage, uint64_t offset, size_t bytes) override;
   bool staging() const { return staging_; }
+  // HOST_VISIBLE|HOST_COHERENT memory with a device address (Storage::host and ::address both set, zero-filled) that
+  // queues may use as a buffer whether or not storage is staged: for tools that fill buffers from the host (doorbell
+  // check). Freed by release_host_visible once no submission made so far can still use it.
+  Storage allocate_host_visible(size_t bytes);
+  void release_host_visible(const Storage& storage);
   // How long destruction waits for the queue to progress before it releases what the queue waits for (5 s).
   void set_teardown_wait(std::chrono::milliseconds wait) { teardown_wait_ = wait; }
   // Freed storage and bound-queue resources still waiting for the work submitted before they were let go.
@@ -252,6 +268,7 @@ class VulkanDevice final : public Device {
 
   std::unique_ptr<VulkanInstance> instance_;
   std::string physical_name_;
+  VulkanDeviceProperties properties_;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkPhysicalDeviceProperties props_{};
   VkDevice device_ = VK_NULL_HANDLE;
