@@ -53,6 +53,9 @@ struct VkSignalState {
   std::mutex mu;
   std::multiset<uint64_t> pending;
   uint64_t scheduled = 0;
+  // Values that submitted batches wait for (those above the counter matter): a host set() steps through them
+  // (VulkanDevice::write_semaphore, firmware-notes/vulkan-device.md §3).
+  std::set<uint64_t> waited;
 };
 
 // A run of commands that Vulkan submits as one VkSubmitInfo: semaphore waits, one command buffer, semaphore signals.
@@ -621,12 +624,22 @@ void VulkanDevice::write_semaphore(VkSignalState& s, uint64_t value) {
       throw std::invalid_argument(name() + ": a signal cannot be set to " + std::to_string(value) + " from the host while a queue's signal to " +
                                   std::to_string(*s.pending.begin()) + " is pending (a Vulkan host signal must stay below pending "
                                   "signal operations: VUID-VkSemaphoreSignalInfo-value-03259)");
-    VkSemaphoreSignalInfo info = vk_struct<VkSemaphoreSignalInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO);
-    info.semaphore = s.semaphore;
-    info.value = value;
-    const VkResult r = vkSignalSemaphore(device_, &info);
-    note_result(r, "vkSignalSemaphore");
-    vk_check(r, name(), "vkSignalSemaphore", "a host set() to " + std::to_string(value));
+    // Through every value a submitted batch waits for between the counter and `value`, in order: the same payloads
+    // for every waiter (a timeline only grows), and the 1.3.239 validation layer, which loses track of a host signal
+    // that passes a pending wait's value, reports no false VUID-VkSemaphoreSignalInfo-value-03259 at the next one
+    // (firmware-notes/vulkan-device.md §3).
+    s.waited.erase(s.waited.begin(), s.waited.upper_bound(current));
+    std::vector<uint64_t> steps(s.waited.begin(), s.waited.lower_bound(value));
+    steps.push_back(value);
+    for (const uint64_t step : steps) {
+      VkSemaphoreSignalInfo info = vk_struct<VkSemaphoreSignalInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO);
+      info.semaphore = s.semaphore;
+      info.value = step;
+      const VkResult r = vkSignalSemaphore(device_, &info);
+      note_result(r, "vkSignalSemaphore");
+      vk_check(r, name(), "vkSignalSemaphore", "a host set() to " + std::to_string(value));
+    }
+    s.waited.erase(s.waited.begin(), s.waited.upper_bound(value));
     s.scheduled = std::max(s.scheduled, value);
   }
   // set()'s time, on the device's clock, in its ticks.
@@ -1180,6 +1193,10 @@ uint64_t VulkanDevice::submit_batches(std::vector<VkBatch>& batches, std::span<c
       if (VkSignalState* st = state_of(*c.signal)) {
         a.wait_sems.push_back(st->semaphore);
         a.wait_values.push_back(c.value);
+        std::lock_guard slock(st->mu);
+        // Values a queue's signals passed no longer matter (pruned now and then: a read of the counter).
+        if (st->waited.size() >= 64) st->waited.erase(st->waited.begin(), st->waited.upper_bound(read_semaphore(*st)));
+        st->waited.insert(c.value);
       } else {
         jobs.push_back(BridgeJob{c.signal, c.value, true, ++bridge_in});
         a.wait_sems.push_back(bridge_in_);
