@@ -14,6 +14,7 @@
 
 #include "hcq/backend.h"
 #include "hcq/device.h"
+#include "hcq/vk/vk_device.h"
 #include "hcq_fuzz.h"
 
 namespace doorbell::hcq_fuzz {
@@ -205,6 +206,32 @@ TEST(HcqFuzzVk, TheCheckCatchesAWrongConstantBehindAVulkanCopy) {
   RunOptions options = vk_options();
   options.sabotage = Sabotage::kWrongConstant;
   EXPECT_NE(run(p, options).find("order:"), std::string::npos);
+}
+
+// A wait no stream reaches: the watchdog reports the deadlock, and the VK device's destruction releases the stuck
+// queue after a short teardown wait (VulkanDevice::set_teardown_wait) instead of the default 5 s.
+TEST(HcqFuzzVk, TheCheckCatchesAWaitNoStreamReachesAndTheVulkanDeviceStillTearsDown) {
+  SKIP_UNLESS_VK_TAKES_PART();
+  Program p;
+  p.gpu = "VK";
+  p.stream_device = {0, kGpuDevice};
+  p.signal_stride = {1, 1};
+  p.cells = 2;
+  p.ops = {Op{.kind = OpKind::kExec, .stream = 0, .out = 0, .in1 = 1, .in2 = 1, .k = 2},
+           Op{.kind = OpKind::kCopy, .stream = 1, .out = 1, .in1 = 0}, Op{.kind = OpKind::kHostRead, .in1 = 1}};
+  RunOptions options = vk_options();
+  options.open_gpu = [] {
+    std::unique_ptr<Device> d = open_vk();
+    auto* vk = dynamic_cast<vk::VulkanDevice*>(d.get());
+    if (vk == nullptr) throw std::runtime_error("the VK backend opened " + d->name() + ", which is no VulkanDevice");
+    vk->set_teardown_wait(std::chrono::milliseconds(100));
+    return d;
+  };
+  options.sabotage = Sabotage::kWaitTooFar;
+  options.watchdog = std::chrono::milliseconds(300);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_NE(run(p, options).find("deadlock:"), std::string::npos) << describe(p, Sabotage::kWaitTooFar);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(4)) << "the device's teardown waited its default 5 s";
 }
 
 }  // namespace
