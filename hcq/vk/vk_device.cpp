@@ -803,11 +803,14 @@ void VulkanDevice::release_block(uint64_t address, bool host_visible) {
   {
     std::lock_guard mlock(memory_mutex_);
     SubAllocator& heap = heap_locked(host_visible);
-    if (heap.find(address) == nullptr)
+    // A block already released but still kept for running work is no live buffer either (a second release).
+    if (heap.find(address) == nullptr || releasing_.count({host_visible, address}) != 0)
       throw std::invalid_argument(name() + ": release of storage at " + std::to_string(address) + ", which is no live buffer of this device");
   }
   const uint64_t after = submissions_.load();
+  releasing_.insert({host_visible, address});
   retired_.push_back(Retired{after, [this, address, host_visible] {
+                               releasing_.erase({host_visible, address});
                                std::lock_guard mlock(memory_mutex_);
                                heap_locked(host_visible).free(address);
                              }});

@@ -55,6 +55,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -316,6 +317,7 @@ class VulkanDevice final : public Device {
     std::function<void()> free;
   };
   std::vector<Retired> retired_;
+  std::set<std::pair<bool, uint64_t>> releasing_;  // (host-visible heap, address) of blocks released and kept in retired_
 
   std::mutex memory_mutex_;  // after submit_mutex_
   std::optional<SubAllocator> storage_heap_, host_heap_;
