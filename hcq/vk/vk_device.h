@@ -14,7 +14,8 @@
 //    unbound submissions, recycled once the progress passes them; a bound queue owns its own.
 //    copy: vkCmdCopyBuffer between the VkBuffers that hold the two device addresses (storage of this device only).
 //  - Signals: every Signal of this device is a VkSemaphore of type TIMELINE. Its value is the driver's
-//    (vkGetSemaphoreCounterValue); the host's set() is vkSignalSemaphore; waiters poll, sleeping between looks in
+//    (vkGetSemaphoreCounterValue); the host's set() is vkSignalSemaphore (stepping through the values queued waits wait for
+//    below it: firmware-notes/vulkan-device.md §3); waiters poll, sleeping between looks in
 //    vkWaitSemaphores (up to ~1 ms; the driver wakes them) for the exact value of the next pending queue signal, or
 //    50 us when none is pending (firmware-notes/vulkan-device.md §3: the validation layer's limitation).
 //    Signal::device_address() is the VkSemaphore's handle, not memory.
