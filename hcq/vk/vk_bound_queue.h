@@ -32,6 +32,8 @@ class VulkanBoundQueue final : public GpuBoundQueue {
   std::vector<VkBatch> batches;
   VkQueryPool pool = VK_NULL_HANDLE;
   uint32_t query_count = 0;
+  uint64_t stamps_address = 0;            // a block of the host-visible heap: the queries' copied results (0: none)
+  uint8_t* stamps_host = nullptr;
   uint64_t args_address = 0;              // a block of the device's host-visible heap (0: no execs)
   std::vector<uint8_t*> arg_host;         // per command: its argument block (execs)
   std::vector<uint64_t> arg_address;

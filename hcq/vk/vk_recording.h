@@ -8,14 +8,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
 #include "hcq/signal.h"
+#include "hcq/vk/vk_semaphore_signals.h"
 
 namespace doorbell::vk {
 
-struct VkSignalState;
+// One timestamp query's result as vkCmdCopyQueryPoolResults writes it with VK_QUERY_RESULT_64_BIT |
+// VK_QUERY_RESULT_WITH_AVAILABILITY_BIT: the 64-bit value, then a 64-bit availability word.
+inline constexpr uint64_t kStampBytes = 16;
 
 // A run of commands that Vulkan submits as one VkSubmitInfo: semaphore waits, one command buffer, semaphore signals.
 struct VkBatch {
@@ -31,12 +35,18 @@ struct VkSubmission {
   uint64_t count = 0;
   struct Stamp {
     VkSignalState* state;
-    VkQueryPool pool;
-    uint32_t slot;
+    const uint8_t* host;  // the query's copied result: {ticks, availability} (kStampBytes)
   };
   std::vector<Stamp> stamps;
   std::vector<VkCommandBuffer> command_buffers;  // recycled once done (unbound submissions)
   std::vector<std::pair<Signal*, uint64_t>> waits;  // for blockage()
 };
+
+// A query result that vkCmdCopyQueryPoolResults wrote (64-bit value, then availability): the ticks once available.
+inline void read_stamp(const VkSubmission::Stamp& st, uint64_t mask) {
+  uint64_t words[2];
+  std::memcpy(words, st.host, sizeof words);
+  if (words[1] != 0) store_later(*st.state, words[0] & mask);
+}
 
 }  // namespace doorbell::vk
