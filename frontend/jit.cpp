@@ -436,14 +436,14 @@ std::vector<Tensor> Jit::capture(std::span<const Tensor> inputs, const VarVals& 
     JitSegment& seg = segment_for(*runs, runs->separate_copy_queue());
     const size_t segment = static_cast<size_t>(&seg - c->segments.data());
     if (traced) {
-      c->timed.push_back({segment, "copy " + from.name() + " -> " + to.name(), {trace::arg("bytes", static_cast<int64_t>(buffer_bytes(src).size()))},
+      c->timed.push_back({segment, "copy " + from.name() + " -> " + to.name(), {trace::arg("bytes", static_cast<int64_t>(buffer_size(src)))},
                           true, &runs->new_signal("jit timestamp"), &runs->new_signal("jit timestamp")});
       seg.queue.timestamp(*c->timed.back().start);
     }
     const uint64_t to_address = address_on(dst, *runs), from_address = address_on(src, *runs);
     if (int in = input_index(dst); in >= 0) c->input_patches[in].push_back({segment, seg.queue.size(), 0, to_address, true});
     if (int in = input_index(src); in >= 0) c->input_patches[in].push_back({segment, seg.queue.size(), 1, from_address, true});
-    seg.queue.copy(reinterpret_cast<void*>(to_address), reinterpret_cast<const void*>(from_address), buffer_bytes(src).size());
+    seg.queue.copy(reinterpret_cast<void*>(to_address), reinterpret_cast<const void*>(from_address), buffer_size(src));
     if (traced) seg.queue.timestamp(*c->timed.back().end);
     // A host device writing a GPU's mapped memory: the fence orders those writes before the signal the GPU waits on
     // (a write-combined mapping is drained only by a full fence).
@@ -560,7 +560,7 @@ std::vector<Tensor> Jit::operator()(std::span<const Tensor> inputs, const VarVal
       host_wait();
       const UOp& dst = seg.dst_input >= 0 ? bufs[static_cast<size_t>(seg.dst_input)] : seg.dst;
       const UOp& src = seg.src_input >= 0 ? bufs[static_cast<size_t>(seg.src_input)] : seg.src;
-      std::vector<std::byte> through(buffer_bytes(src).size());
+      std::vector<std::byte> through(buffer_size(src));
       read_buffer(src, through);
       write_buffer(dst, through);
       continue;

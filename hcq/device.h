@@ -71,8 +71,9 @@ class Device {
   virtual void submit_bound(std::shared_ptr<const BoundQueue> queue) = 0;
 
   // Storage for `bytes` bytes of buffer data, zero-filled: `host` is where the host reads and writes it, `address`
-  // what the device's queues use (the same pointer on the CPU device). Nullptr host: the device has no memory of
-  // its own (the CPU device: host_buffers uses its caching allocator directly).
+  // what the device's queues use (the same pointer on the CPU device). Address 0: the device has no memory of its
+  // own (the default; the CPU device: host_buffers uses its caching allocator directly). Nullptr host with a nonzero
+  // address: device memory the host cannot map, reached only through copy_in/copy_out (VK staging).
   struct Storage {
     void* host = nullptr;
     uint64_t address = 0;

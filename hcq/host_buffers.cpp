@@ -4,7 +4,9 @@
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "hcq/cpu/cpu_allocator.h"
 #include "hcq/devices.h"
@@ -14,20 +16,19 @@ namespace doorbell {
 namespace {
 
 struct Block {
-  void* data = nullptr;
+  void* data = nullptr;  // the host's view; null for device storage the host cannot map (copy_in/copy_out reach it)
   size_t size = 0;
   Device* device = nullptr;  // null: the CPU device's allocator
   Device::Storage storage{};
 };
 
 void free_block(const Block& b) {
-  if (b.data == nullptr) return;
   if (b.device != nullptr) b.device->release_storage(b.storage);
-  else cpu_device_allocator().free(b.data);
+  else if (b.data != nullptr) cpu_device_allocator().free(b.data);
 }
 
-// A BUFFER's storage: the memory of the device it names when that device has its own (a GPU, mapped for the host),
-// else (a host device: CPU, REF) a block of the CPU device's allocator, zero-filled.
+// A BUFFER's storage: the memory of the device it names when that device has its own (a GPU; mapped for the host or
+// not: Device::Storage), else (a host device: CPU, REF) a block of the CPU device's allocator, zero-filled.
 Block allocate(const UOp& b, size_t nbytes) {
   if (b.src().size() > 1 && b.src(1).op() == Ops::DEVICE) {
     Device& d = device(b.src(1).arg_as<std::string>());
@@ -38,7 +39,7 @@ Block allocate(const UOp& b, size_t nbytes) {
       throw OutOfDeviceMemory("buffer " + std::to_string(b.src(0).arg_as<int64_t>()) + " (" + std::to_string(b.arg_as<int64_t>()) + " x " +
                               b.dtype().name() + ") on " + d.name() + ": " + e.what());
     }
-    if (s.host != nullptr) return Block{s.host, nbytes, &d, s};
+    if (s.address != 0) return Block{s.host, nbytes, &d, s};
   }
   // Named in the error when memory runs out: the buffer's identity, element count and dtype.
   void* fresh = cpu_device_allocator().alloc(
@@ -79,7 +80,30 @@ void check_buffer(const UOp& b) {
 
 }  // namespace
 
-std::span<std::byte> buffer_bytes(const UOp& b) {
+namespace {
+
+std::string buffer_name(const UOp& b) {
+  return "buffer " + std::to_string(b.src(0).arg_as<int64_t>()) + " (" + std::to_string(count_of(b)) + " x " + b.dtype().name() + ")";
+}
+
+// A grown buffer keeps its bytes: through the host when either side is not mapped.
+void move_bytes(const Block& to, const Block& from) {
+  if (to.data != nullptr && from.data != nullptr) return void(std::memcpy(to.data, from.data, from.size));
+  std::vector<std::byte> through(from.size);
+  if (from.data != nullptr) std::memcpy(through.data(), from.data, from.size);
+  else from.device->copy_out(through.data(), from.storage, 0, from.size);
+  if (to.data != nullptr) std::memcpy(to.data, through.data(), through.size());
+  else to.device->copy_in(to.storage, 0, through.data(), through.size());
+}
+
+// The root storage of a buffer (through views into an arena), allocated on first use, the byte offset of `b` in it,
+// and `b`'s size in bytes.
+struct Placed {
+  Block block;
+  size_t offset;
+  size_t size;
+};
+Placed resolve(const UOp& b) {
   check_buffer(b);
   int64_t nbytes_signed;  // a BUFFER built outside the frontend's size checks must not wrap its byte count
   if (count_of(b) < 0 || __builtin_mul_overflow(count_of(b), int64_t{b.dtype().itemsize()}, &nbytes_signed))
@@ -87,12 +111,12 @@ std::span<std::byte> buffer_bytes(const UOp& b) {
                                 " are over 2^63-1 bytes");
   size_t nbytes = static_cast<size_t>(nbytes_signed);
   if (b.src(0).op() == Ops::BUFFER) {  // a view into an arena
-    std::span<std::byte> arena = buffer_bytes(b.src(0));
+    Placed arena = resolve(b.src(0));
     int64_t offset = std::get<int64_t>(b.src(1).arg());
-    if (offset < 0 || static_cast<size_t>(offset) + nbytes > arena.size())
+    if (offset < 0 || static_cast<size_t>(offset) + nbytes > arena.size)
       throw std::invalid_argument("buffer_bytes: view at byte " + std::to_string(offset) + " of " + std::to_string(nbytes) +
-                                  " bytes lies outside its arena of " + std::to_string(arena.size()) + " bytes");
-    return arena.subspan(static_cast<size_t>(offset), nbytes);
+                                  " bytes lies outside its arena of " + std::to_string(arena.size) + " bytes");
+    return Placed{arena.block, arena.offset + static_cast<size_t>(offset), nbytes};
   }
   if (b.src(0).op() != Ops::UNIQUE) throw std::invalid_argument("buffer_bytes: BUFFER without a UNIQUE identity");
   int64_t id = b.src(0).arg_as<int64_t>();
@@ -102,39 +126,38 @@ std::span<std::byte> buffer_bytes(const UOp& b) {
   Block& block = found->second;
   if (block.size < nbytes) {  // new storage reads as zeros; a grown one keeps its bytes
     Block fresh = allocate(b, nbytes);
-    if (block.data != nullptr) {
-      std::memcpy(fresh.data, block.data, block.size);
-      free_block(block);
+    try {
+      move_bytes(fresh, block);
+    } catch (...) {
+      free_block(fresh);
+      throw;
     }
+    free_block(block);
     block = fresh;
   }
-  return std::span<std::byte>(static_cast<std::byte*>(block.data), nbytes);
+  return Placed{block, 0, nbytes};
 }
 
-namespace {
-
-// The root storage of a buffer (through views into an arena), allocated on first use, the byte offset of `b` in it,
-// and its size; checks that [offset, offset + bytes) of `b` lies inside `b`.
-struct Placed {
-  Block block;
-  size_t offset;
-};
 Placed place(const UOp& b, size_t offset, size_t bytes, const char* what) {
-  const size_t size = buffer_bytes(b).size();  // allocates on first use
-  if (offset > size || bytes > size - offset)
+  Placed p = resolve(b);  // allocates on first use
+  if (offset > p.size || bytes > p.size - offset)
     throw std::invalid_argument(std::string(what) + ": " + std::to_string(bytes) + " bytes at byte " + std::to_string(offset) +
-                                " lie outside the buffer of " + std::to_string(size) + " bytes");
-  const UOp* root = &b;
-  size_t at = offset;
-  while (root->src(0).op() == Ops::BUFFER) {
-    at += static_cast<size_t>(std::get<int64_t>(root->src(1).arg()));
-    root = &root->src(0);
-  }
-  std::lock_guard lock(store().mu);
-  return Placed{store().bytes.at(root->src(0).arg_as<int64_t>()), at};
+                                " lie outside the buffer of " + std::to_string(p.size) + " bytes");
+  p.offset += offset;
+  return p;
 }
 
 }  // namespace
+
+std::span<std::byte> buffer_bytes(const UOp& b) {
+  const Placed p = resolve(b);
+  if (p.block.data == nullptr)
+    throw std::invalid_argument("buffer_bytes: " + buffer_name(b) + " lives in memory of " + p.block.device->name() +
+                                " that the host cannot map; expected read_buffer/write_buffer (the device's copy_in/copy_out)");
+  return std::span<std::byte>(static_cast<std::byte*>(p.block.data) + p.offset, p.size);
+}
+
+size_t buffer_size(const UOp& b) { return resolve(b).size; }
 
 void write_buffer(const UOp& b, std::span<const std::byte> src, size_t offset) {
   Placed p = place(b, offset, src.size(), "write_buffer");
@@ -151,12 +174,9 @@ void read_buffer(const UOp& b, std::span<std::byte> dst, size_t offset) {
 }
 
 uint64_t buffer_device_address(const UOp& b) {
-  check_buffer(b);
-  if (b.src(0).op() == Ops::BUFFER) return buffer_device_address(b.src(0)) + static_cast<uint64_t>(std::get<int64_t>(b.src(1).arg()));
-  std::span<std::byte> bytes = buffer_bytes(b);  // allocates on first use
-  std::lock_guard lock(store().mu);
-  const Block& block = store().bytes.at(b.src(0).arg_as<int64_t>());
-  return block.device != nullptr ? block.storage.address : reinterpret_cast<uintptr_t>(bytes.data());
+  const Placed p = resolve(b);  // allocates on first use
+  if (p.block.device != nullptr) return p.block.storage.address + p.offset;
+  return reinterpret_cast<uintptr_t>(p.block.data) + p.offset;
 }
 
 size_t host_storage_bytes() {

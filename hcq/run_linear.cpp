@@ -165,14 +165,15 @@ class LinearRunner {
   void copy(const UOp& call) {
     if (call.src().size() != 3)
       throw std::invalid_argument("run_linear: expected CALL(COPY, destination, source), got " + print_node(call));
-    std::span<std::byte> dst = buffer_bytes(call.src(1)), src = buffer_bytes(call.src(2));
-    if (dst.size() != src.size())
-      throw std::invalid_argument("run_linear: COPY of " + std::to_string(src.size()) + " bytes into a buffer of " +
-                                  std::to_string(dst.size()) + " bytes; expected equal sizes");
+    // Sizes only: either side may be device storage the host cannot map (VK staging).
+    const size_t dst_size = buffer_size(call.src(1)), src_size = buffer_size(call.src(2));
+    if (dst_size != src_size)
+      throw std::invalid_argument("run_linear: COPY of " + std::to_string(src_size) + " bytes into a buffer of " +
+                                  std::to_string(dst_size) + " bytes; expected equal sizes");
     Device* to_device = buffer_device(call.src(1));
     Device* from_device = buffer_device(call.src(2));
     if (override_ == nullptr && to_device != nullptr && from_device != nullptr && to_device != from_device)
-      return copy_across(*to_device, *from_device, call, src.size());
+      return copy_across(*to_device, *from_device, call, src_size);
     Device& d = use(call);
     const bool own_queue = d.separate_copy_queue();
     if (own_queue) flush();
@@ -181,14 +182,14 @@ class LinearRunner {
     void* to = reinterpret_cast<void*>(address(call.src(1), d));
     const void* from = reinterpret_cast<const void*>(address(call.src(2), d));
     if (timed_mode_) {
-      Timed t{KernelTiming{"copy", std::to_string(src.size()) + " bytes", 0, 0, static_cast<int64_t>(2 * src.size())},
+      Timed t{KernelTiming{"copy", std::to_string(src_size) + " bytes", 0, 0, static_cast<int64_t>(2 * src_size)},
               g_kernels.load(std::memory_order_relaxed), 2,
               &timing_signal(d, 2 * timed_.size()), &timing_signal(d, 2 * timed_.size() + 1), own_queue ? "copy" : "compute"};
-      t.copy_bytes = static_cast<int64_t>(src.size());
-      q.timestamp(*t.start).copy(to, from, src.size()).timestamp(*t.end);
+      t.copy_bytes = static_cast<int64_t>(src_size);
+      q.timestamp(*t.start).copy(to, from, src_size).timestamp(*t.end);
       timed_.push_back(std::move(t));
     } else {
-      q.copy(to, from, src.size());
+      q.copy(to, from, src_size);
     }
     if (own_queue) submit_and_wait(d, q, "copy");
   }

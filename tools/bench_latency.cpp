@@ -322,9 +322,14 @@ void measure_device(Target& t, bool full, std::vector<LatencyRow>& rows) {
 
 std::string worker_text(uint32_t workers) { return std::to_string(workers) + (workers == 1 ? " worker" : " workers"); }
 
-void prepare_gpu(Target& t, Device& d, const std::string& arch, bool emulated) {
+// `detail` "": the adapter's description without the device's name (VK: "llvmpipe (LLVM 15.0.6, 256 bits), Mesa ...").
+void prepare_gpu(Target& t, Device& d, const std::string& detail) {
   t.dev = &d, t.gpu = checked_gpu(d);
-  t.detail = arch + (emulated ? ", emulated (mockgpu)" : ", hardware");
+  t.detail = detail;
+  if (t.detail.empty()) {
+    const std::string described = t.gpu->describe(), prefix = d.name() + ", ";
+    t.detail = described.rfind(prefix, 0) == 0 ? described.substr(prefix.size()) : described;
+  }
   Tensor y = Tensor::zeros({1}).contiguous().realize();
   t.tiny.emplace(load_device_kernel(d, y.assign(y + 1)));
   t.tiny_out = t.gpu->alloc(256);
@@ -332,8 +337,9 @@ void prepare_gpu(Target& t, Device& d, const std::string& arch, bool emulated) {
   t.start_signal = &d.new_signal("latency kernel start");
   t.gpu->calibrate_clock();  // afresh, right before the samples that use it
 }
-void prepare_nv(Target& t, NvDevice& d) { prepare_gpu(t, d, d.arch(), d.emulated()); }
-void prepare_amd(Target& t, AmdDevice& d) { prepare_gpu(t, d, d.arch(), d.emulated()); }
+std::string gpu_detail(const std::string& arch, bool emulated) { return arch + (emulated ? ", emulated (mockgpu)" : ", hardware"); }
+void prepare_nv(Target& t, NvDevice& d) { prepare_gpu(t, d, gpu_detail(d.arch(), d.emulated())); }
+void prepare_amd(Target& t, AmdDevice& d) { prepare_gpu(t, d, gpu_detail(d.arch(), d.emulated())); }
 
 void progress(const LatencyOptions& o, const std::string& device, size_t rows, double s) {
   if (!o.progress) return;
@@ -449,6 +455,22 @@ LatencySection run_latency(const LatencyOptions& options) {
   gpu_rows("AMD", options.emulated_amd_seam,
            [](std::unique_ptr<kernel_interface::SyscallSeam> seam) -> std::unique_ptr<Device> { return AmdDevice::open(std::move(seam)); },
            [](Target& t, Device& d) { prepare_amd(t, dynamic_cast<AmdDevice&>(d)); });
+  // The Vulkan device (DEV=VK: Mesa's lavapipe on a machine without a GPU, a GPU's own Vulkan driver elsewhere): the
+  // registry's, with the same rows and floors; skipped, saying why, where it cannot open (no Vulkan in this build,
+  // no loader or driver, no usable physical device).
+  {
+    Device* d = nullptr;
+    try {
+      d = &device("VK");
+    } catch (const std::exception& e) {
+      s.skipped.push_back({"VK", std::string("DEV=VK does not open: ") + e.what()});
+    }
+    if (d != nullptr && compiles(*d, "VK")) {
+      Target t;
+      t.key = "VK", t.samples = options.full ? 2'000 : 200, t.realize_on = "VK";
+      run(t, [&] { prepare_gpu(t, *d, ""); });
+    }
+  }
   s.wall_s = (monotonic_ns() - t0) / 1e9;
   return s;
 }

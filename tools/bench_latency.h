@@ -1,6 +1,6 @@
 // The latency section of `doorbell bench` (and `doorbell bench --latency` alone): on every device present (the CPU
-// device with one worker, the CPU device with a worker per core, the emulated NV GPU, and an NV GPU when the machine
-// has one), how long the paths a program waits on take: an empty kernel's submit -> start and submit -> done, the
+// device with one worker, the CPU device with a worker per core, the emulated NV and AMD GPUs, an NV or AMD GPU when
+// the machine has one, and the Vulkan device, DEV=VK, when it opens: lavapipe on a machine without a GPU), how long the paths a program waits on take: an empty kernel's submit -> start and submit -> done, the
 // per-kernel cost in batches of 1, 10, 100 and 1000 kernels, the replay of a 1-kernel and a 10-kernel program, a
 // host -> device -> host signal round trip, a small copy's latency, a large copy's bandwidth, and realize of x + 1 on
 // 3 floats. Each row keeps every sample and its p50, p90, p99 and max, beside its floor measured in the same run just
@@ -20,8 +20,8 @@ namespace doorbell::bench {
 
 // One path on one device. Times in ns; `samples_ns` in the order measured.
 struct LatencyRow {
-  std::string device;         // stable key: "CPU 1 worker", "CPU all cores", "NV emulated", "NV"
-  std::string device_detail;  // e.g. "2 workers", "sm_90, hardware"
+  std::string device;         // stable key: "CPU 1 worker", "CPU all cores", "NV emulated", "NV", "VK"
+  std::string device_detail;  // e.g. "2 workers", "sm_90, hardware", "llvmpipe (LLVM 15.0.6, 256 bits), Mesa 22.3.6, ..."
   std::string path;           // stable key, e.g. "submit -> kernel start" (bench_latency.cpp kPath*)
   std::vector<double> samples_ns;
   double p50_ns = 0, p90_ns = 0, p99_ns = 0, max_ns = 0;  // nearest-rank percentiles of samples_ns

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -24,6 +25,7 @@
 #include "hcq/run_linear.h"
 #include "hcq/wait_primitives.h"
 #include "ir/environment.h"
+#include "tools/checked_gpu.h"
 
 namespace doorbell::bench {
 namespace {
@@ -389,6 +391,30 @@ std::vector<CaseSpec> bench_cases() {
   return cases;
 }
 
+std::vector<CaseSpec> device_vs_cpu_cases() {
+  // The CPU suite's workloads at sizes a software Vulkan driver runs in well under a second each (lavapipe: llvmpipe's
+  // threads on the same 2 cores as the CPU device); --full adds the CPU suite's own short sizes.
+  std::vector<CaseSpec> cases;
+  auto add = [&](std::string name, bool in_short, std::function<std::unique_ptr<BenchCase>(Floors&)> make) {
+    cases.push_back(CaseSpec{std::move(name), in_short, std::move(make)});
+  };
+  add("add_mul 1e6", true, [](Floors& f) { return add_mul(f, 1'000'000); });
+  add("add_mul 1e7", false, [](Floors& f) { return add_mul(f, 10'000'000); });
+  add("exp_chain 1e6", true, [](Floors& f) { return exp_chain(f, 1'000'000); });
+  add("sum 1e6", true, [](Floors& f) { return sum_all(f, 1'000'000); });
+  add("sum 1e7", false, [](Floors& f) { return sum_all(f, 10'000'000); });
+  add("sum_axis1 1024x1024", true, [](Floors& f) { return sum_axis(f, 1024, 1024, 1); });
+  add("sum_axis0 1024x1024", true, [](Floors& f) { return sum_axis(f, 1024, 1024, 0); });
+  add("softmax 256x1024", true, [](Floors& f) { return softmax(f, 256, 1024); });
+  add("softmax 4096x1024", false, [](Floors& f) { return softmax(f, 4096, 1024); });
+  add("matmul 256", true, [](Floors& f) { return matmul(f, 256, 256, 256); });
+  add("matmul 512", false, [](Floors& f) { return matmul(f, 512, 512, 512); });
+  add("matmul 1024", false, [](Floors& f) { return matmul(f, 1024, 1024, 1024); });
+  add("mlp 784-512-512-10 b64", true, [](Floors& f) { return mlp(f, 64, 784, 512, 10); });
+  add("mlp 784-512-512-10 b256", false, [](Floors& f) { return mlp(f, 256, 784, 512, 10); });
+  return cases;
+}
+
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -513,8 +539,9 @@ std::string cpu_model_name() {
 
 namespace {
 
-// The case again on device `twin`: the same program, its kernels compiled by the CPU's other target. Null, with the
-// reason in `note`, when a target refused a kernel.
+// The case again on device `twin`: the same program, its kernels compiled by the CPU's other target (or realized on
+// another device: its inputs made there too). Null, with the reason in `note`, when a target refused a kernel or
+// the device failed.
 std::unique_ptr<BenchCase> make_twin(const CaseSpec& spec, Floors& floors, const std::string& twin, std::string& note) {
   const std::string previous = default_device_name();
   set_default_device_name(twin);
@@ -529,6 +556,70 @@ std::unique_ptr<BenchCase> make_twin(const CaseSpec& spec, Floors& floors, const
 }
 
 }  // namespace
+
+DeviceVsCpuSection run_device_vs_cpu(const std::string& dev, bool full, int repeats, std::FILE* progress) {
+  const int64_t t0 = monotonic_ns();
+  DeviceVsCpuSection section;
+  section.device = dev;
+  try {
+    Device& d = device(dev);
+    (void)d.target();  // a device that opens but cannot compile (hcq/device.h) is skipped too
+    try {
+      const std::string described = checked_gpu(d)->describe(), prefix = d.name() + ", ";
+      section.detail = described.rfind(prefix, 0) == 0 ? described.substr(prefix.size()) : described;
+    } catch (const std::exception&) {
+      section.detail = d.name();  // a device without a check adapter: its name is all there is to say
+    }
+  } catch (const std::exception& e) {
+    section.skipped = std::string("DEV=") + dev + " does not open: " + e.what();
+    return section;
+  }
+  Floors floors;
+  Tensor::manual_seed(4321);
+  for (const CaseSpec& spec : device_vs_cpu_cases()) {
+    if (!full && !spec.in_short) continue;
+    DeviceVsCpuResult r;
+    const size_t space = spec.name.find(' ');
+    r.name = spec.name.substr(0, space), r.sizes = space == std::string::npos ? "" : spec.name.substr(space + 1);
+    std::string note;
+    std::unique_ptr<BenchCase> on_device = make_twin(spec, floors, dev, note);
+    std::unique_ptr<BenchCase> on_cpu = on_device ? make_twin(spec, floors, "CPU", note) : nullptr;
+    if (on_device != nullptr && on_cpu != nullptr) {
+      r.kernels = on_device->kernel_count();
+      try {
+        // Alternated, so both sides of the ratio see the same drift of a shared machine.
+        for (int i = 0; i < repeats; i++) {
+          r.device_samples.push_back(on_device->run_doorbell());
+          r.cpu_samples.push_back(on_cpu->run_doorbell());
+        }
+        r.device_check = on_device->check();
+        r.cpu_check = on_cpu->check();
+        r.available = true;
+      } catch (const std::exception& e) {
+        note = e.what();
+      }
+    }
+    if (!r.available) r.note = (on_device == nullptr ? dev + ": " : on_cpu == nullptr ? std::string("CPU: ") : dev + " run: ") + note;
+    r.device_ns = median_of(r.device_samples), r.cpu_ns = median_of(r.cpu_samples);
+    r.device_over_cpu = r.available && r.cpu_ns > 0 ? r.device_ns / r.cpu_ns : 0;
+    if (progress) {
+      std::fprintf(progress, "bench: %s %-22s done (%s, ratio %.2f)\n", dev.c_str(), spec.name.c_str(),
+                   r.ok() ? "ok" : r.available ? "MISMATCH" : "FAILED", r.device_over_cpu);
+      std::fflush(progress);
+    }
+    section.cases.push_back(std::move(r));
+  }
+  section.wall_s = (monotonic_ns() - t0) / 1e9;
+  return section;
+}
+
+bool suite_answers_ok(const SuiteResult& result) {
+  for (const CaseResult& c : result.cases)
+    if (!c.check.ok) return false;
+  for (const DeviceVsCpuResult& c : result.vk.cases)
+    if (!c.ok()) return false;
+  return true;
+}
 
 SuiteResult run_suite(const SuiteOptions& options) {
   if (!options.latency_only && parse_device_name(default_device_name()).prefix != "CPU")
@@ -589,6 +680,7 @@ SuiteResult run_suite(const SuiteOptions& options) {
       }
     }
   }
+  if (options.compare_vk) result.vk = run_device_vs_cpu("VK", options.full, result.repeats, options.progress);
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
 }
@@ -634,6 +726,33 @@ void print_suite_table(const SuiteResult& result, std::FILE* out) {
       std::fprintf(out, "x86 %-34s clang %10s  x86 %10s %7s  %s\n", name.c_str(), human_ns(clang_ns).c_str(),
                    human_ns(x86_ns).c_str(), format("%.2fx", r.x86_over_clang).c_str(), r.twin_check.ok ? "ok" : "MISMATCH");
     }
+  }
+  if (!result.vk.device.empty()) {
+    const DeviceVsCpuSection& v = result.vk;
+    if (!v.ran()) {
+      std::fprintf(out, "%s vs CPU: skipped: %s\n", v.device.c_str(), v.skipped.c_str());
+    } else {
+      std::fprintf(out, "%s vs CPU (DEV=%s: %s; against the CPU device, runs alternated), median of %d runs, kernel-only times\n",
+                   v.device.c_str(), v.device.c_str(), v.detail.c_str(), result.repeats);
+      std::string lower = v.device;
+      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      for (const DeviceVsCpuResult& r : v.cases) {
+        const std::string name = r.name + " " + r.sizes;
+        if (!r.available) {
+          std::fprintf(out, "%s %-34s FAILED: %s\n", lower.c_str(), name.c_str(), r.note.c_str());
+          continue;
+        }
+        std::fprintf(out, "%s %-34s CPU %10s  %s %10s %8s  %s\n", lower.c_str(), name.c_str(), human_ns(r.cpu_ns).c_str(),
+                     v.device.c_str(), human_ns(r.device_ns).c_str(), format("%.2fx", r.device_over_cpu).c_str(),
+                     r.ok() ? "ok" : "MISMATCH");
+      }
+    }
+  }
+  for (const DeviceVsCpuResult& r : result.vk.cases) {
+    if (r.available && !r.device_check.ok)
+      std::fprintf(out, "MISMATCH %s %s %s: %s\n", result.vk.device.c_str(), r.name.c_str(), r.sizes.c_str(), r.device_check.detail.c_str());
+    if (r.available && !r.cpu_check.ok)
+      std::fprintf(out, "MISMATCH CPU (vs %s) %s %s: %s\n", result.vk.device.c_str(), r.name.c_str(), r.sizes.c_str(), r.cpu_check.detail.c_str());
   }
   for (const CaseResult& r : result.cases) {
     if (r.twin_available && !r.twin_check.ok)
@@ -695,7 +814,28 @@ void write_suite_json(const SuiteResult& result, const std::string& path) {
       << ", \"floor\": " << json_quote(l.floor_name) << ", \"floor_ns\": " << json_figure(l.floor_ns)
       << ", \"samples\": " << l.samples << "}" << (i + 1 < result.latency.size() ? "," : "") << "\n";
   }
-  j << "  ],\n  \"latency\": " << latency_json(result.latency_section, 2) << "\n}\n";
+  j << "  ],\n  \"latency\": " << latency_json(result.latency_section, 2) << ",\n";
+  const DeviceVsCpuSection& v = result.vk;
+  if (v.device.empty()) {
+    j << "  \"vk_vs_cpu\": null\n}\n";
+  } else {
+    j << "  \"vk_vs_cpu\": {\"device\": " << json_quote(v.device) << ", \"detail\": " << json_quote(v.detail)
+      << ", \"skipped\": " << (v.ran() ? std::string("null") : json_quote(v.skipped)) << ", \"wall_s\": " << json_figure(v.wall_s)
+      << ", \"cases\": [\n";
+    for (size_t i = 0; i < v.cases.size(); i++) {
+      const DeviceVsCpuResult& r = v.cases[i];
+      j << "    {\"name\": " << json_quote(r.name) << ", \"sizes\": " << json_quote(r.sizes)
+        << ", \"available\": " << (r.available ? "true" : "false") << ", \"note\": " << json_quote(r.note)
+        << ", \"kernels\": " << r.kernels << ", \"device_ns\": " << json_figure(r.device_ns)
+        << ", \"device_samples_ns\": " << json_array(r.device_samples) << ", \"cpu_ns\": " << json_figure(r.cpu_ns)
+        << ", \"cpu_samples_ns\": " << json_array(r.cpu_samples) << ", \"device_over_cpu\": " << json_figure(r.device_over_cpu)
+        << ", \"device_check\": " << json_quote(!r.available ? "" : r.device_check.ok ? "ok" : "MISMATCH")
+        << ", \"device_check_detail\": " << json_quote(r.device_check.detail)
+        << ", \"cpu_check\": " << json_quote(!r.available ? "" : r.cpu_check.ok ? "ok" : "MISMATCH")
+        << ", \"cpu_check_detail\": " << json_quote(r.cpu_check.detail) << "}" << (i + 1 < v.cases.size() ? "," : "") << "\n";
+    }
+    j << "  ]}\n}\n";
+  }
   std::ofstream f(path);
   if (!f) throw std::runtime_error("bench: cannot open '" + path + "' for writing the JSON results");
   f << j.str();

@@ -97,6 +97,35 @@ double median_of(std::vector<double> v);
 // (so both sides of the x86 / clang ratio see the same drift of a shared machine) and its answer is checked too.
 CaseResult measure_case(BenchCase& c, int repeats, BenchCase* twin = nullptr);
 
+// One case of the "VK vs CPU" section: the same workload (bench_cases' factories, at sizes for a software Vulkan
+// driver) realized and run on DEV=VK and on doorbell's CPU device, their runs alternated, kernel-only times from each
+// device's own queue timestamps; each answer checked as the CPU suite checks it. device_over_cpu is the ratio of
+// the medians: on lavapipe, what a real driver stack (SPIR-V, a Vulkan queue, llvmpipe's code) costs against our own
+// CPU device on the same cores.
+struct DeviceVsCpuResult {
+  std::string name, sizes;  // "add_mul", "1e6"
+  bool available = false;   // false: `note` says why (a kernel the device's target refused, a device error)
+  std::string note;
+  size_t kernels = 0;  // on the device
+  std::vector<double> device_samples, cpu_samples;  // ns, kernel-only, one per repetition
+  double device_ns = 0, cpu_ns = 0, device_over_cpu = 0;
+  CheckResult device_check, cpu_check;
+  bool ok() const { return available && device_check.ok && cpu_check.ok; }
+};
+struct DeviceVsCpuSection {
+  std::string device;      // "VK"
+  std::string detail;      // "llvmpipe (LLVM 15.0.6, 256 bits), Mesa 22.3.6, Vulkan 1.3.230"
+  std::string skipped;     // non-empty: the device did not open (or cannot compile) and why; no cases then
+  std::vector<DeviceVsCpuResult> cases;
+  double wall_s = 0;
+  bool ran() const { return skipped.empty() && !device.empty(); }
+};
+// The cases of the VK vs CPU section, in table order; in_short marks the short suite's (sized so the section takes
+// well under 20 s on lavapipe on 2 cores).
+std::vector<CaseSpec> device_vs_cpu_cases();
+// Runs the section on `device` ("VK") against "CPU", `repeats` runs each; a device that does not open is `skipped`.
+DeviceVsCpuSection run_device_vs_cpu(const std::string& device, bool full, int repeats, std::FILE* progress);
+
 struct LatencyResult {
   std::string name;
   double doorbell_ns = 0;
@@ -120,6 +149,8 @@ struct SuiteOptions {
   LatencyOptions latency;
   // Each case also on the CPU's other target (the x86 backend against clang, kernel-only, in the same run).
   bool compare_cpu_targets = true;
+  // The VK vs CPU section (DeviceVsCpuSection) after the CPU cases, skipped saying why where DEV=VK cannot open.
+  bool compare_vk = true;
 };
 
 struct SuiteResult {
@@ -129,6 +160,7 @@ struct SuiteResult {
   std::vector<LatencyResult> latency;
   bool latency_only = false;
   LatencySection latency_section;
+  DeviceVsCpuSection vk;  // device "" when the section was not asked for
   unsigned threads = 0;
   std::string cpu_model;
   std::string date;  // UTC, ISO 8601
@@ -136,10 +168,12 @@ struct SuiteResult {
 };
 
 // The suite on the CPU device; throws std::runtime_error when DEV names another device.
+// Whether every answer checked was right: the CPU cases' and the VK vs CPU section's (the twin's are reported only).
+bool suite_answers_ok(const SuiteResult& result);
 SuiteResult run_suite(const SuiteOptions& options);
 void print_suite_table(const SuiteResult& result, std::FILE* out);
 // Every figure as JSON (cases with all samples, the dispatch rows as "dispatch", the latency section with all
-// samples as "latency", machine); throws when the file cannot be written.
+// samples as "latency", the VK vs CPU section as "vk_vs_cpu", machine); throws when the file cannot be written.
 void write_suite_json(const SuiteResult& result, const std::string& path);
 // Checked before the suite runs, so a bad --json path costs no bench: the folder exists and this user can write a
 // file there, and the path is not a folder or a file this user cannot write. Throws std::runtime_error naming the

@@ -1,15 +1,27 @@
 // What `doorbell check` needs of a GPU beyond the Device contract (hcq/device.h): memory it can fill from the host and
 // hand to a queue by address, a calibration of its timer against the host's clock, and its identity. One adapter per
-// GPU backend (NV, AMD), so the checks themselves are written once against this.
+// GPU backend (NV, AMD, VK), so the checks themselves are written once against this.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "hcq/clock_calibration.h"
 #include "hcq/device.h"
 
 namespace doorbell {
+
+// A check of `doorbell check` (tools/device_check.cpp, by its printed name) that this device cannot pass as NV does,
+// and why (with the public source of the rule): the check still runs, and its failure is reported as this difference
+// instead of a failure.
+struct CheckDifference {
+  std::string check;
+  std::string reason;
+};
+
+// The name of the check that reads a queue's signal value from the signal's memory (tools/device_check.cpp).
+inline constexpr const char* kSignalValueInMemory = "a queue's signal value is the word at +0 of the signal's memory";
 
 struct CheckedMemory {
   uint8_t* cpu = nullptr;  // the host's mapping
@@ -30,10 +42,12 @@ class CheckedGpu {
   virtual std::string describe() const = 0;
   // The report's "device" object's fields after "name" (", \"gpu\": ..., \"emulated\": false").
   virtual std::string identity_json() const = 0;
+  virtual std::vector<CheckDifference> documented_differences() const { return {}; }
 };
 
-// The adapter for `device` (an NV or AMD device; `index`: which GPU of its driver, for the model name), which must
-// outlive it. Throws std::invalid_argument naming the device when its backend has no adapter.
+// The adapter for `device` (an NV, AMD or VK device; `index`: which GPU of its driver, for the model name), which must
+// outlive it. Throws std::invalid_argument naming the device when its backend has no adapter (VK: in a build without
+// Vulkan).
 std::unique_ptr<CheckedGpu> checked_gpu(Device& device, int index = 0);
 
 }  // namespace doorbell

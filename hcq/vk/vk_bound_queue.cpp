@@ -1,6 +1,7 @@
 #include "hcq/vk/vk_bound_queue.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "hcq/vk/vk_memory.h"
 #include "hcq/vk/vk_semaphore_signals.h"
@@ -30,7 +31,12 @@ std::shared_ptr<BoundQueue> VulkanDevice::bind(const HWQueue& queue) {
     bound_registry_->live.insert(b.get());
   }
   std::lock_guard lock(submit_mutex_);
-  if (b->query_count) b->pool = new_query_pool(b->query_count);
+  if (b->query_count) {
+    b->pool = new_query_pool(b->query_count);
+    const SubAllocator::Block block = alloc_host_block(uint64_t{b->query_count} * kStampBytes, "a bound queue's timestamp results");
+    b->stamps_address = block.address;
+    b->stamps_host = block.host;
+  }
   assign_queries(b->batches, b->commands, 0);
   if (arg_bytes) {
     const SubAllocator::Block block = alloc_host_block(arg_bytes, "a bound queue's argument blocks");
@@ -49,7 +55,12 @@ std::shared_ptr<BoundQueue> VulkanDevice::bind(const HWQueue& queue) {
 }
 
 void VulkanDevice::rerecord_locked(VulkanBoundQueue& b, VkBatch& batch) {
-  record_batch(batch, b.commands, b.buffers, b.scalars, b.pool,
+  StampTarget stamps{};
+  if (b.stamps_address != 0) {
+    const Located at = locate(b.stamps_address, uint64_t{b.query_count} * kStampBytes, "a bound queue's timestamp results");
+    stamps = StampTarget{at.buffer, at.offset};
+  }
+  record_batch(batch, b.commands, b.buffers, b.scalars, b.pool, stamps,
                [&](size_t i, uint64_t) { return ArgBlock{b.arg_host[i], b.arg_address[i]}; });
 }
 
@@ -71,8 +82,10 @@ void VulkanDevice::submit_bound(std::shared_ptr<const BoundQueue> queue) {
     wait_progress(last, "submit_bound (reading the previous run's timestamps)");
     collect_locked();
   }
+  // The previous run's results were read (collect): this run's start from "not available".
+  if (b->stamps_host != nullptr) std::memset(b->stamps_host, 0, uint64_t{b->query_count} * kStampBytes);
   auto s = std::make_unique<VkSubmission>();
-  const uint64_t count = submit_batches(b->batches, b->commands, b->pool, std::move(s));
+  const uint64_t count = submit_batches(b->batches, b->commands, b->stamps_host, std::move(s));
   b->last_submission.store(count, std::memory_order_release);
 }
 
@@ -83,15 +96,14 @@ void VulkanDevice::retire_bound(VulkanBoundQueue& b) {
   for (VkBatch& batch : b.batches)
     if (batch.cb != VK_NULL_HANDLE) cbs.push_back(batch.cb);
   VkQueryPool pool = b.pool;
-  const uint64_t args = b.args_address;
-  retired_.push_back(Retired{after, [this, cbs, pool, args] {
+  const uint64_t args = b.args_address, stamps = b.stamps_address;
+  retired_.push_back(Retired{after, [this, cbs, pool, args, stamps] {
                                for (VkCommandBuffer cb : cbs) free_command_buffers_.push_back(cb);
                                if (pool) vkDestroyQueryPool(device_, pool, nullptr);
                                messenger_->disclaim(pool);
-                               if (args) {
-                                 std::lock_guard mlock(memory_mutex_);
-                                 heap_locked(true).free(args);
-                               }
+                               std::lock_guard mlock(memory_mutex_);
+                               if (args) heap_locked(true).free(args);
+                               if (stamps) heap_locked(true).free(stamps);
                              }});
   collect_locked();
 }

@@ -206,6 +206,7 @@ void VulkanDevice::create_logical_device() {
   messenger_->claim(command_pool_);
   query_pool_ = new_query_pool(kQuerySlots);
   query_ring_.emplace(query_slot_space_.data(), 0, kQuerySlots, name() + ": the timestamp query slots");
+  stamp_memory_ = allocate_memory(uint64_t{kQuerySlots} * kStampBytes, host_type_, true, "the timestamp results of the query slots");
   bridge_in_ = new_timeline_semaphore("the host bridge (foreign waits)");
   bridge_out_ = new_timeline_semaphore("the host bridge (foreign signals)");
   arg_memory_ = allocate_memory(kArgRingBytes, host_type_, true, "the argument block ring");
@@ -226,6 +227,11 @@ void VulkanDevice::fill_caps() {
   const VkPhysicalDeviceLimits& l = props_.limits;
   caps_.device_name = physical_name_;
   caps_.driver = std::string(p12.driverName) + " " + p12.driverInfo;
+  const uint32_t v = props_.apiVersion;
+  properties_ = VulkanDeviceProperties{physical_name_, v,
+                                       std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
+                                           std::to_string(VK_API_VERSION_PATCH(v)),
+                                       p12.driverName, p12.driverInfo, props_.vendorID, props_.deviceID};
   caps_.subgroup_size = subgroup.subgroupSize;
   caps_.max_threads_per_block = l.maxComputeWorkGroupInvocations;
   caps_.max_local = {l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupSize[1], l.maxComputeWorkGroupSize[2]};
@@ -310,6 +316,7 @@ void VulkanDevice::teardown() {
   if (query_pool_) vkDestroyQueryPool(device_, query_pool_, nullptr);
   for (auto& [address, m] : chunks_) free_memory(m);
   if (arg_memory_.buffer) free_memory(arg_memory_);
+  if (stamp_memory_.buffer) free_memory(stamp_memory_);
   if (pipeline_cache_) vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
   if (layout_) vkDestroyPipelineLayout(device_, layout_, nullptr);
   if (command_pool_) vkDestroyCommandPool(device_, command_pool_, nullptr);  // frees every command buffer

@@ -14,7 +14,8 @@
 //    unbound submissions, recycled once the progress passes them; a bound queue owns its own.
 //    copy: vkCmdCopyBuffer between the VkBuffers that hold the two device addresses (storage of this device only).
 //  - Signals: every Signal of this device is a VkSemaphore of type TIMELINE. Its value is the driver's
-//    (vkGetSemaphoreCounterValue); the host's set() is vkSignalSemaphore; waiters poll, sleeping between looks in
+//    (vkGetSemaphoreCounterValue); the host's set() is vkSignalSemaphore (stepping through the values queued waits
+//    wait for below it: firmware-notes/vulkan-device.md §3); waiters poll, sleeping between looks in
 //    vkWaitSemaphores (up to ~1 ms; the driver wakes them) for the exact value of the next pending queue signal, or
 //    50 us when none is pending (firmware-notes/vulkan-device.md §3: the validation layer's limitation).
 //    Signal::device_address() is the VkSemaphore's handle, not memory.
@@ -28,15 +29,17 @@
 //    bridge semaphore, the bridge thread waits on it and sets the foreign signal (no timestamp query).
 //  - Timestamps: Vulkan writes timestamps only into query pools, never at +8 of a signal's memory. A timestamp command
 //    and every signal command write a VK_QUERY_TYPE_TIMESTAMP query (vkCmdWriteTimestamp BOTTOM_OF_PIPE: when all
-//    earlier commands finished) into a slot owned by that recorded command buffer; Signal::timestamp() returns the
-//    latest completed query associated with the signal (read back when its submission completed), masked to
-//    timestampValidBits and in ticks of timestampPeriod ns (SignalPlacement::ns_per_tick_*).
+//    earlier commands finished) into a slot owned by that recorded command buffer, which then copies its queries'
+//    results (vkCmdCopyQueryPoolResults, with availability) into host-visible memory it also owns. Signal::timestamp()
+//    returns the latest available result of the signal read from that memory (the host never calls
+//    vkGetQueryPoolResults: lavapipe's waits for the whole device idle), masked to timestampValidBits and in ticks of
+//    timestampPeriod ns (SignalPlacement::ns_per_tick_*).
 //    host_time_ns: by VK_EXT_calibrated_timestamps (device and CLOCK_MONOTONIC sampled together) where the device
 //    has it, else by bracketing a submitted timestamp with host reads (hcq/clock_calibration.h).
-//  - Bound queues (bind): command buffers recorded once with their own argument blocks and query pool; submit_bound
-//    submits them as they are. patch_value changes the submit-time semaphore value (nothing is re-recorded);
-//    patch_buffer/patch_scalar rewrite one word of the exec's argument block after the previous run completed;
-//    patch_copy re-records the command buffer of the copy's batch (its addresses are inside vkCmdCopyBuffer).
+//  - Bound queues (bind): command buffers recorded once with their own argument blocks, query pool and query results
+//    block; submit_bound submits them as they are. patch_value changes the submit-time semaphore value (nothing is
+//    re-recorded); patch_buffer/patch_scalar rewrite one word of the exec's argument block after the previous run
+//    completed; patch_copy re-records the command buffer of the copy's batch (its addresses are inside vkCmdCopyBuffer).
 //  - Memory freed while a submitted batch may use it is kept until the progress semaphore passes that submission.
 //    Destroying the device waits (bounded) for its work; a queue that still waits then is released by signalling
 //    what it waits for from the host, so teardown never hangs.
@@ -58,6 +61,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -81,6 +85,16 @@ namespace doorbell::vk {
 struct PipelineRegistry;
 struct BoundRegistry;
 
+// What the driver says of the physical device a VulkanDevice opened (VkPhysicalDeviceProperties and the Vulkan 1.2
+// VkPhysicalDeviceVulkan12Properties driver fields), kept from bring-up.
+struct VulkanDeviceProperties {
+  std::string device_name;   // deviceName ("llvmpipe (LLVM 15.0.6, 256 bits)")
+  uint32_t api_version = 0;  // apiVersion (VK_MAKE_API_VERSION)
+  std::string api_version_text;  // "1.3.230"
+  std::string driver_name, driver_info;  // "llvmpipe", "Mesa 22.3.6 (LLVM 15.0.6)"
+  uint32_t vendor_id = 0, device_id = 0;
+};
+
 struct VkSignalState;
 struct VkBatch;
 struct VkSubmission;
@@ -93,6 +107,7 @@ class VulkanDevice final : public Device {
   ~VulkanDevice() override;
 
   const std::string& physical_name() const { return physical_name_; }
+  const VulkanDeviceProperties& properties() const { return properties_; }
   // What the SPIR-V renderer needs to know of the device (compiler/spirv/spirv_target.h), from its properties.
   const SpirvDeviceCaps& spirv_caps() const { return caps_; }
   bool validation() const { return instance_->validation(); }
@@ -111,6 +126,11 @@ class VulkanDevice final : public Device {
   void copy_in(const Storage& storage, uint64_t offset, const void* src, size_t bytes) override;
   void copy_out(void* dst, const Storage& storage, uint64_t offset, size_t bytes) override;
   bool staging() const { return staging_; }
+  // HOST_VISIBLE|HOST_COHERENT memory with a device address (Storage::host and ::address both set, zero-filled) that
+  // queues may use as a buffer whether or not storage is staged: for tools that fill buffers from the host (doorbell
+  // check). Freed by release_host_visible once no submission made so far can still use it.
+  Storage allocate_host_visible(size_t bytes);
+  void release_host_visible(const Storage& storage);
   // How long destruction waits for the queue to progress before it releases what the queue waits for (5 s).
   void set_teardown_wait(std::chrono::milliseconds wait) { teardown_wait_ = wait; }
   // Freed storage and bound-queue resources still waiting for the work submitted before they were let go.
@@ -204,13 +224,19 @@ class VulkanDevice final : public Device {
   uint32_t count_queries(std::span<const Command> commands);
   uint32_t assign_queries(std::vector<VkBatch>& batches, std::span<const Command> commands, uint32_t first_slot);
   VkCommandBuffer new_command_buffer();  // submit_mutex_ held
+  // Where a batch's query results are copied: slot k's at `offset` + 16 k of `buffer` (host-visible).
+  struct StampTarget {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    uint64_t offset = 0;
+  };
   void record_batch(VkBatch& batch, std::span<const Command> commands, std::span<void* const> buffers, std::span<const int64_t> scalars,
-                    VkQueryPool pool, const std::function<ArgBlock(size_t command, uint64_t bytes)>& args_of);
+                    VkQueryPool pool, StampTarget stamps, const std::function<ArgBlock(size_t command, uint64_t bytes)>& args_of);
   uint64_t submit_counted(const HWQueue& queue);  // returns the submission's count
-  // Submits recorded batches (values from `commands`), the last also signalling the progress; submit_mutex_ held.
-  uint64_t submit_batches(std::vector<VkBatch>& batches, std::span<const Command> commands, VkQueryPool pool,
+  // Submits recorded batches (values from `commands`; query slot k's copied result at stamps_host + 16 k), the last
+  // also signalling the progress; submit_mutex_ held.
+  uint64_t submit_batches(std::vector<VkBatch>& batches, std::span<const Command> commands, uint8_t* stamps_host,
                           std::unique_ptr<VkSubmission> submission);
-  // Reads the timestamps of completed submissions and recycles what they and retired memory held.
+  // Reads the timestamps of completed submissions (from memory) and recycles what they and retired memory held.
   void collect();
   void collect_locked();
   void wait_progress(uint64_t count, const char* what);
@@ -232,6 +258,7 @@ class VulkanDevice final : public Device {
   const VulkanInstance* instance_ = nullptr;  // the process's (vk_instance.h)
   std::unique_ptr<DebugMessenger> messenger_;  // created before and destroyed after the VkDevice
   std::string physical_name_;
+  VulkanDeviceProperties properties_;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkPhysicalDeviceProperties props_{};
   VkDevice device_ = VK_NULL_HANDLE;
@@ -267,6 +294,7 @@ class VulkanDevice final : public Device {
   // The query slots as a ring (UploadRing over one byte per slot: a piece's offset is its first slot).
   std::vector<uint8_t> query_slot_space_;
   std::optional<UploadRing> query_ring_;
+  Memory stamp_memory_{};  // host-visible: each slot's result, copied there by its command buffer (16 bytes a slot)
   Memory arg_memory_{};
   std::optional<UploadRing> args_;
   static constexpr uint64_t kArgRingBytes = 4 << 20;
@@ -278,6 +306,7 @@ class VulkanDevice final : public Device {
     std::function<void()> free;
   };
   std::vector<Retired> retired_;
+  std::set<std::pair<bool, uint64_t>> releasing_;  // (host-visible heap, address) of blocks released and kept in retired_
 
   std::mutex memory_mutex_;  // after submit_mutex_
   std::optional<SubAllocator> storage_heap_, host_heap_;

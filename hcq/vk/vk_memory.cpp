@@ -127,17 +127,28 @@ SubAllocator::Block VulkanDevice::alloc_host_block(uint64_t bytes, const char* w
 
 void VulkanDevice::release_storage(const Storage& storage) { release_block(storage.handle, false); }
 
+VulkanDevice::Storage VulkanDevice::allocate_host_visible(size_t bytes) {
+  const SubAllocator::Block b = alloc_host_block(std::max<size_t>(bytes, 1), "host-visible memory");
+  std::memset(b.host, 0, b.size);
+  return Storage{b.host, b.address, b.address};
+}
+
+void VulkanDevice::release_host_visible(const Storage& storage) { release_block(storage.handle, true); }
+
 // Frees a block of a heap once no submission made so far can still use it.
 void VulkanDevice::release_block(uint64_t address, bool host_visible) {
   std::lock_guard lock(submit_mutex_);
   {
     std::lock_guard mlock(memory_mutex_);
     SubAllocator& heap = heap_locked(host_visible);
-    if (heap.find(address) == nullptr)
+    // A block already released but still kept for running work is no live buffer either (a second release).
+    if (heap.find(address) == nullptr || releasing_.count({host_visible, address}) != 0)
       throw std::invalid_argument(name() + ": release of storage at " + std::to_string(address) + ", which is no live buffer of this device");
   }
   const uint64_t after = submissions_.load();
+  releasing_.insert({host_visible, address});
   retired_.push_back(Retired{after, [this, address, host_visible] {
+                               releasing_.erase({host_visible, address});
                                std::lock_guard mlock(memory_mutex_);
                                heap_locked(host_visible).free(address);
                              }});

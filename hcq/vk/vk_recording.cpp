@@ -9,6 +9,7 @@
 #include "compiler/spirv/spirv_kernel_abi.h"
 #include "hcq/vk/vk_check.h"
 #include "hcq/vk/vk_device.h"
+#include "hcq/vk/vk_semaphore_signals.h"
 
 namespace doorbell::vk {
 
@@ -114,10 +115,16 @@ VkCommandBuffer VulkanDevice::new_command_buffer() {
   return cb;
 }
 
+void read_stamp(const VkSubmission::Stamp& st, uint64_t mask) {
+  uint64_t words[2];
+  std::memcpy(words, st.host, sizeof words);
+  if (words[1] != 0) store_later(*st.state, words[0] & mask);
+}
+
 // Records one batch's commands into its command buffer (allocated here when it has none). `args_of(i, bytes)` gives
-// command i's argument block; `slot_of(k)` the k-th query slot of the batch.
+// command i's argument block; query slot k's result is copied to `stamps` + k * kStampBytes.
 void VulkanDevice::record_batch(VkBatch& b, std::span<const Command> commands, std::span<void* const> buffers, std::span<const int64_t> scalars,
-                                VkQueryPool pool, const std::function<ArgBlock(size_t, uint64_t)>& args_of) {
+                                VkQueryPool pool, StampTarget stamps, const std::function<ArgBlock(size_t, uint64_t)>& args_of) {
   if (b.cb == VK_NULL_HANDLE) b.cb = new_command_buffer();
   VkCommandBufferBeginInfo begin = vk_struct<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
   vk_check(vkBeginCommandBuffer(b.cb, &begin), name(), "vkBeginCommandBuffer", "a queue");
@@ -170,7 +177,17 @@ void VulkanDevice::record_batch(VkBatch& b, std::span<const Command> commands, s
         break;
     }
   }
-  // Device writes become visible to the host once the batch's signal is seen.
+  if (!b.queries.empty()) {
+    // The batch's queries (consecutive slots) to host-visible memory, so that nothing reads a query pool from the
+    // host (firmware-notes/vulkan-device.md §8): after every timestamp write (an execution dependency from all
+    // commands to the copy's transfer stage; WAIT_BIT also makes the copy wait for availability), before the batch's
+    // semaphore signals.
+    vkCmdPipelineBarrier(b.cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr, 0, nullptr);
+    const uint32_t first = b.queries.front().second;
+    vkCmdCopyQueryPoolResults(b.cb, pool, first, static_cast<uint32_t>(b.queries.size()), stamps.buffer, stamps.offset + first * kStampBytes,
+                              kStampBytes, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+  }
+  // Device writes (the copied queries too) become visible to the host once the batch's signal is seen.
   full_barrier(b.cb, VK_ACCESS_HOST_READ_BIT, VK_PIPELINE_STAGE_HOST_BIT);
   vk_check(vkEndCommandBuffer(b.cb), name(), "vkEndCommandBuffer", "a queue");
 }

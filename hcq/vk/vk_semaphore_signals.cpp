@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "hcq/vk/vk_check.h"
 #include "hcq/vk/vk_device.h"
@@ -98,12 +99,22 @@ void VulkanDevice::write_semaphore(VkSignalState& s, uint64_t value) {
       throw std::invalid_argument(name() + ": a signal cannot be set to " + std::to_string(value) + " from the host while a queue's signal to " +
                                   std::to_string(*s.pending.begin()) + " is pending (a Vulkan host signal must stay below pending "
                                   "signal operations: VUID-VkSemaphoreSignalInfo-value-03259)");
-    VkSemaphoreSignalInfo info = vk_struct<VkSemaphoreSignalInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO);
-    info.semaphore = s.semaphore;
-    info.value = value;
-    const VkResult r = vkSignalSemaphore(device_, &info);
-    note_result(r, "vkSignalSemaphore");
-    vk_check(r, name(), "vkSignalSemaphore", "a host set() to " + std::to_string(value));
+    // Through every value a submitted batch waits for between the counter and `value`, in order: the same payloads
+    // for every waiter (a timeline only grows), and the 1.3.239 validation layer, which loses track of a host signal
+    // that passes a pending wait's value, reports no false VUID-VkSemaphoreSignalInfo-value-03259 at the next one
+    // (firmware-notes/vulkan-device.md §3).
+    s.waited.erase(s.waited.begin(), s.waited.upper_bound(current));
+    std::vector<uint64_t> steps(s.waited.begin(), s.waited.lower_bound(value));
+    steps.push_back(value);
+    for (const uint64_t step : steps) {
+      VkSemaphoreSignalInfo info = vk_struct<VkSemaphoreSignalInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO);
+      info.semaphore = s.semaphore;
+      info.value = step;
+      const VkResult r = vkSignalSemaphore(device_, &info);
+      note_result(r, "vkSignalSemaphore");
+      vk_check(r, name(), "vkSignalSemaphore", "a host set() to " + std::to_string(value));
+    }
+    s.waited.erase(s.waited.begin(), s.waited.upper_bound(value));
     s.scheduled = std::max(s.scheduled, value);
   }
   // set()'s time, on the device's clock, in its ticks.
@@ -112,20 +123,15 @@ void VulkanDevice::write_semaphore(VkSignalState& s, uint64_t value) {
   s.timestamp_ticks.store(static_cast<uint64_t>(ns / props_.limits.timestampPeriod), std::memory_order_release);
 }
 
-// The latest query of the signal that completed: from finished submissions (collect) and, since a signal's query is
-// written before the batch signals, from submissions still running whose query is available already.
+// The latest query of the signal that completed: from finished submissions (collect) and, since a batch copies its
+// queries' results to memory before it signals, from submissions still running whose batch has done so. Only memory
+// is read: vkGetQueryPoolResults may wait for the whole device on lavapipe (firmware-notes/vulkan-device.md §8).
 uint64_t VulkanDevice::read_signal_timestamp(const VkSignalState& s) {
   std::lock_guard lock(submit_mutex_);
   collect_locked();
   for (const auto& submission : in_flight_)
-    for (const VkSubmission::Stamp& st : submission->stamps) {
-      if (st.state != &s) continue;
-      uint64_t ticks = 0;
-      // Without VK_QUERY_RESULT_WAIT_BIT: VK_NOT_READY while the query is not written yet.
-      // A slot not yet reset by its new command buffer still holds an older submission's time: only a later time counts.
-      if (vkGetQueryPoolResults(device_, st.pool, st.slot, 1, sizeof ticks, &ticks, sizeof ticks, VK_QUERY_RESULT_64_BIT) == VK_SUCCESS)
-        store_later(*st.state, ticks & timestamp_mask_);
-    }
+    for (const VkSubmission::Stamp& st : submission->stamps)
+      if (st.state == &s) read_stamp(st, timestamp_mask_);
   return s.timestamp_ticks.load(std::memory_order_acquire);
 }
 

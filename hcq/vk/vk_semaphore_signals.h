@@ -28,6 +28,9 @@ struct VkSignalState {
   std::mutex mu;
   std::multiset<uint64_t> pending;
   uint64_t scheduled = 0;
+  // Values that submitted batches wait for (those above the counter matter): a host set() steps through them
+  // (VulkanDevice::write_semaphore, firmware-notes/vulkan-device.md §3).
+  std::set<uint64_t> waited;
 };
 
 // A signal's timestamp only moves forward (a stale slot or a late read must not move it back).

@@ -1,7 +1,9 @@
 // A VulkanDevice's submissions: an HWQueue checked, split into batches and recorded (vk_recording.h), submitted in one
 // vkQueueSubmit whose last batch signals the progress semaphore with the submission's count; collect() reads the
-// timestamps of completed submissions and frees what they and retired memory held. firmware-notes/vulkan-device.md §5.
+// timestamps of completed submissions (from the host-visible memory their batches copied them to) and frees what they
+// and retired memory held. firmware-notes/vulkan-device.md §5, §8.
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -33,10 +35,12 @@ uint64_t VulkanDevice::submit_counted(const HWQueue& queue) {
                                 std::to_string(kQuerySlots) + " fit one submission");
   const uint32_t first_slot = queries ? static_cast<uint32_t>(query_ring_->take(queries, 1, wait).va) : 0;
   assign_queries(batches, commands, first_slot);
+  // No result of an earlier user of the slots reads as this submission's (the ring passed them: nothing writes them).
+  std::memset(stamp_memory_.host + uint64_t{first_slot} * kStampBytes, 0, uint64_t{queries} * kStampBytes);
   auto submission = std::make_unique<VkSubmission>();
   try {
     for (VkBatch& b : batches) {
-      record_batch(b, commands, queue.buffers(), queue.scalars(), query_pool_, [&](size_t, uint64_t bytes) {
+      record_batch(b, commands, queue.buffers(), queue.scalars(), query_pool_, StampTarget{stamp_memory_.buffer, 0}, [&](size_t, uint64_t bytes) {
         UploadRing::Piece piece = args_->take(bytes, kSpirvArgumentBlockAlign, wait);
         return ArgBlock{piece.cpu, piece.va};
       });
@@ -49,13 +53,13 @@ uint64_t VulkanDevice::submit_counted(const HWQueue& queue) {
     query_ring_->close(submissions_.load());
     throw;
   }
-  const uint64_t count = submit_batches(batches, commands, query_pool_, std::move(submission));
+  const uint64_t count = submit_batches(batches, commands, stamp_memory_.host, std::move(submission));
   args_->close(count);
   query_ring_->close(count);
   return count;
 }
 
-uint64_t VulkanDevice::submit_batches(std::vector<VkBatch>& batches, std::span<const Command> commands, VkQueryPool pool,
+uint64_t VulkanDevice::submit_batches(std::vector<VkBatch>& batches, std::span<const Command> commands, uint8_t* stamps_host,
                                       std::unique_ptr<VkSubmission> s) {
   const uint64_t count = submissions_.load() + 1;
   struct Arrays {
@@ -84,6 +88,10 @@ uint64_t VulkanDevice::submit_batches(std::vector<VkBatch>& batches, std::span<c
       if (VkSignalState* st = state_of(*c.signal)) {
         a.wait_sems.push_back(st->semaphore);
         a.wait_values.push_back(c.value);
+        std::lock_guard slock(st->mu);
+        // Values a queue's signals passed no longer matter (pruned now and then: a read of the counter).
+        if (st->waited.size() >= 64) st->waited.erase(st->waited.begin(), st->waited.upper_bound(read_semaphore(*st)));
+        st->waited.insert(c.value);
       } else {
         jobs.push_back(BridgeJob{c.signal, c.value, true, ++bridge_in});
         a.wait_sems.push_back(bridge_in_);
@@ -126,7 +134,7 @@ uint64_t VulkanDevice::submit_batches(std::vector<VkBatch>& batches, std::span<c
     }
     for (const auto& [cmd, slot] : b.queries) {
       VkSignalState* st = state_of(*commands[cmd].signal);
-      if (skipped.count(cmd) == 0) s->stamps.push_back({st, pool, slot});
+      if (skipped.count(cmd) == 0) s->stamps.push_back({st, stamps_host + uint64_t{slot} * kStampBytes});
     }
     a.timeline.waitSemaphoreValueCount = static_cast<uint32_t>(a.wait_values.size());
     a.timeline.pWaitSemaphoreValues = a.wait_values.data();
@@ -177,11 +185,7 @@ void VulkanDevice::collect_locked() {
   const uint64_t reached = read_semaphore(*state_of(*progress_));
   while (!in_flight_.empty() && in_flight_.front()->count <= reached) {
     VkSubmission& s = *in_flight_.front();
-    for (const VkSubmission::Stamp& st : s.stamps) {
-      uint64_t ticks = 0;
-      if (vkGetQueryPoolResults(device_, st.pool, st.slot, 1, sizeof ticks, &ticks, sizeof ticks, VK_QUERY_RESULT_64_BIT) == VK_SUCCESS)
-        store_later(*st.state, ticks & timestamp_mask_);
-    }
+    for (const VkSubmission::Stamp& st : s.stamps) read_stamp(st, timestamp_mask_);
     for (VkCommandBuffer cb : s.command_buffers) free_command_buffers_.push_back(cb);
     in_flight_.pop_front();
   }

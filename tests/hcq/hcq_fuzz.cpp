@@ -58,9 +58,9 @@ std::string cell_text(const Cell& c) {
   return s + "]";
 }
 
-const char* device_name(int device) {
-  static constexpr std::array<const char*, 3> kNames{"CPU", "CPU:1", "NV"};
-  return kNames[device];
+std::string device_name(const Program& p, int device) {
+  static constexpr std::array<const char*, 2> kNames{"CPU", "CPU:1"};
+  return device == kGpuDevice ? p.gpu : kNames[device];
 }
 
 std::string signal_name(const Plan& plan, int signal) {
@@ -260,12 +260,13 @@ std::string command_text(const Program& p, const Plan& plan, const LoweredComman
 
 }  // namespace
 
-Program generate(uint64_t seed, bool nv) {
+Program generate(uint64_t seed, const std::string& gpu) {
   std::mt19937_64 rng(seed);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   Program p;
   p.seed = seed;
-  p.nv = nv;
+  p.gpu = gpu;
+  const bool with_gpu = !gpu.empty();
   constexpr std::array<int64_t, 3> kSpins{0, 2'000, 50'000};
   for (int d = 0; d < 2; ++d) {
     p.workers[d] = static_cast<uint32_t>(pick(1, 3));
@@ -273,7 +274,7 @@ Program generate(uint64_t seed, bool nv) {
   }
   const int streams = pick(2, 4);
   for (int s = 0; s < streams; ++s) {
-    p.stream_device.push_back(pick(0, nv ? 2 : 1));
+    p.stream_device.push_back(pick(0, with_gpu ? 2 : 1));
     // A stride of 2^32 changes only the high half of the 64-bit value (a missed wake-up once, see signal.h).
     p.signal_stride.push_back(pick(0, 2) == 0 ? uint64_t{1} << 32 : 1);
   }
@@ -284,14 +285,14 @@ Program generate(uint64_t seed, bool nv) {
     Op op;
     op.stream = pick(0, streams - 1);
     const int r = pick(0, 99);
-    if (r < 45 && p.stream_device[op.stream] != kNvDevice) {
+    if (r < 45 && p.stream_device[op.stream] != kGpuDevice) {
       op.kind = OpKind::kExec;
       op.out = pick(0, p.cells - 1);
       op.in1 = pick(0, p.cells - 1);
       op.in2 = pick(0, p.cells - 1);
       op.k = pick(-1000, 1000);
       op.cores = pick(0, 4);
-    } else if (r < 60 || (r < 45 && p.stream_device[op.stream] == kNvDevice)) {  // NV streams copy, on its copy engine
+    } else if (r < 60 || (r < 45 && p.stream_device[op.stream] == kGpuDevice)) {  // GPU streams copy only
       op.kind = OpKind::kCopy;
       op.out = pick(0, p.cells - 1);
       op.in1 = (op.out + pick(1, p.cells - 1)) % p.cells;
@@ -315,17 +316,19 @@ Program generate(uint64_t seed, bool nv) {
 Plan lower(const Program& program, Sabotage sabotage) { return Lowering(program, sabotage).lower(); }
 
 std::string run(const Program& p, const RunOptions& o) {
-  if (p.nv && !o.open_nv) throw std::invalid_argument("hcq_fuzz::run: the program has NV streams; expected open_nv");
+  const bool with_gpu = !p.gpu.empty();
+  if (with_gpu && !o.open_gpu)
+    throw std::invalid_argument("hcq_fuzz::run: the program has " + p.gpu + " streams; expected open_gpu");
   const Plan plan = lower(p, o.sabotage);
   std::string failure;
-  std::array<std::unique_ptr<Device>, 3> devices;  // CPU, CPU:1 and, for an NV program, NV
-  // Cells, then each op's trace slot, then two scratch cells: in host memory, or the NV device's storage (mapped for
-  // the host) when NV streams copy them.
+  std::array<std::unique_ptr<Device>, 3> devices;  // CPU, CPU:1 and, for a GPU program, the GPU
+  // Cells, then each op's trace slot, then two scratch cells: in host memory, or the GPU's storage (mapped for the
+  // host) when GPU streams copy them.
   const size_t slots = static_cast<size_t>(p.cells) + p.ops.size() + 2;
   std::vector<Cell> host_memory;
   Device::Storage storage{};
   std::deque<Signal> host_signals;  // outlive the devices, which are destroyed before run() returns
-  std::vector<Signal*> signals;     // NV waits and signals need the NV device's signals; the CPU uses those too
+  std::vector<Signal*> signals;     // GPU waits and signals need the GPU's signals; the CPU uses those too
   auto blockages = [&] {
     std::string text;
     for (const auto& d : devices)
@@ -337,10 +340,15 @@ std::string run(const Program& p, const RunOptions& o) {
     for (int d = 0; d < 2; ++d)
       devices[d] = std::make_unique<CpuDevice>(CpuDeviceOptions{.workers = p.workers[d], .spin_ns = p.spin_ns[d],
                                                                 .pin_threads = false, .submit_timeout = o.watchdog},
-                                               device_name(d));
-    if (p.nv) {
-      devices[kNvDevice] = o.open_nv();
-      storage = devices[kNvDevice]->allocate_storage(slots * sizeof(Cell));
+                                               device_name(p, d));
+    if (with_gpu) {
+      devices[kGpuDevice] = o.open_gpu();
+      storage = devices[kGpuDevice]->allocate_storage(slots * sizeof(Cell));
+      // A GPU without host-visible memory (a discrete GPU's Vulkan device-local heap alone) cannot share the cells
+      // with the CPU devices' execs: refuse rather than run them on memory the host cannot reach.
+      if (storage.host == nullptr)
+        throw std::invalid_argument("hcq_fuzz::run: " + devices[kGpuDevice]->name() +
+                                    "'s storage has no host mapping; expected memory the CPU devices can reach");
     } else {
       host_memory.resize(slots);
       storage.host = host_memory.data();
@@ -349,13 +357,13 @@ std::string run(const Program& p, const RunOptions& o) {
     Cell* const cells = static_cast<Cell*>(storage.host);
     for (int c = 0; c < p.cells; ++c) cells[c] = initial_cell(c);
     Cell* const trace = cells + p.cells;
-    // Where a command on `device` finds slot i: the host address, or the GPU address on NV.
+    // Where a command on `device` finds slot i: the host address, or the GPU's address for it.
     auto at = [&](int device, size_t slot) -> void* {
-      if (device != kNvDevice) return cells + slot;
+      if (device != kGpuDevice) return cells + slot;
       return reinterpret_cast<void*>(static_cast<uintptr_t>(storage.address + slot * sizeof(Cell)));
     };
     for (int s = 0; s < plan.signals; ++s)
-      signals.push_back(p.nv ? &devices[kNvDevice]->new_signal(signal_name(plan, s))
+      signals.push_back(with_gpu ? &devices[kGpuDevice]->new_signal(signal_name(plan, s))
                              : &host_signals.emplace_back("host", signal_name(plan, s)));
     for (size_t step_index = 0; step_index < plan.steps.size() && failure.empty(); ++step_index) {
       const HostStep& step = plan.steps[step_index];
@@ -382,9 +390,11 @@ std::string run(const Program& p, const RunOptions& o) {
               q.wait(*signals[c.signal], c.value);
             }
           }
-          // NV runs copies on its copy engine's channel and the rest on the compute channel, two rings with no order
-          // between them: a scratch copy keeps every submission of an NV stream on the copy channel.
-          if (device == kNvDevice && !copies) q.copy(at(device, slots - 1), at(device, slots - 2), sizeof(Cell));
+          // NV and AMD run copies on their copy engine's ring and the rest on the compute ring, two rings with no
+          // order between them: a scratch copy keeps every submission of a GPU stream on the copy ring. (VK records
+          // copies in line with the rest: separate_copy_queue() is false, and no scratch copy is needed.)
+          if (device == kGpuDevice && !copies && devices[device]->separate_copy_queue())
+            q.copy(at(device, slots - 1), at(device, slots - 2), sizeof(Cell));
           if (sub.bind) q.bind(*devices[device]);
           q.submit(*devices[device]);
           break;
@@ -402,8 +412,8 @@ std::string run(const Program& p, const RunOptions& o) {
           break;
       }
     }
-    // Completion: every stream's signal reaches its final value (an NV stream's work is on its copy channel, which
-    // the device's timeline does not cover), then each device's timeline, which also reports a failed queue.
+    // Completion: every stream's signal reaches its final value (an NV or AMD stream's work is on its copy ring,
+    // which the device's timeline does not cover), then each device's timeline, which also reports a failed queue.
     for (int s = 0; s < plan.signals && failure.empty(); ++s)
       if (!signals[s]->wait_for(plan.final_values[s], o.watchdog))
         failure = "deadlock: signal " + signal_name(plan, s) + " did not reach " +
@@ -434,11 +444,11 @@ std::string run(const Program& p, const RunOptions& o) {
     failure = std::string("threw: ") + e.what();
   }
   // After a failure devices may still wait: destroying them abandons those waits (CpuDevice's destructor). The CPU
-  // devices go first: they may be polling the NV device's signals.
+  // devices go first: they may be polling the GPU's signals.
   devices[0].reset();
   devices[1].reset();
-  if (devices[kNvDevice] != nullptr && storage.host != nullptr) devices[kNvDevice]->release_storage(storage);
-  devices[kNvDevice].reset();
+  if (devices[kGpuDevice] != nullptr && storage.host != nullptr) devices[kGpuDevice]->release_storage(storage);
+  devices[kGpuDevice].reset();
   return failure;
 }
 
@@ -467,19 +477,19 @@ std::string describe(const Program& p, Sabotage sabotage) {
   const Plan plan = lower(p, sabotage);
   std::string s = "program (seed " + std::to_string(p.seed) + "), " + std::to_string(p.ops.size()) + " ops;";
   for (int d = 0; d < 2; ++d)
-    s += std::string(" ") + device_name(d) + ": " + std::to_string(p.workers[d]) + " workers, spin " +
+    s += " " + device_name(p, d) + ": " + std::to_string(p.workers[d]) + " workers, spin " +
          std::to_string(p.spin_ns[d]) + " ns;";
-  if (p.nv) s += " NV (emulated);";
+  if (!p.gpu.empty()) s += " " + p.gpu + ";";
   s += " cells c0..c" + std::to_string(p.cells - 1) + " (c0 = " + cell_text(initial_cell(0)) + ", ...);";
   for (size_t q = 0; q < p.stream_device.size(); ++q)
-    s += " s" + std::to_string(q) + " on " + device_name(p.stream_device[q]) +
+    s += " s" + std::to_string(q) + " on " + device_name(p, p.stream_device[q]) +
          (p.signal_stride[q] == 1 ? "" : " (signal stride " + std::to_string(p.signal_stride[q]) + ")") +
          (q + 1 < p.stream_device.size() ? "," : "\n");
   for (const HostStep& step : plan.steps) {
     switch (step.kind) {
       case HostStep::kSubmit: {
         const Submission& sub = plan.submissions[step.submission];
-        s += "  submit s" + std::to_string(sub.stream) + " to " + device_name(p.stream_device[sub.stream]) +
+        s += "  submit s" + std::to_string(sub.stream) + " to " + device_name(p, p.stream_device[sub.stream]) +
              (sub.bind ? " (bound):" : ":");
         for (size_t i = 0; i < sub.commands.size(); ++i)
           s += (i ? "; " : " ") + command_text(p, plan, sub.commands[i]);

@@ -1,5 +1,5 @@
-// The HCQ fuzzer: random programs of exec, copy, signal and wait across queues ("streams") on two CPU devices, run and
-// checked against a sequential model. A program is a list of abstract ops in one reference order; lowering turns it
+// The HCQ fuzzer: random programs of exec, copy, signal and wait across queues ("streams") on two CPU devices and
+// optionally a GPU (NV, AMD or VK, whose streams copy only), run and checked against a sequential model. A program is a list of abstract ops in one reference order; lowering turns it
 // into HWQueue submissions, adding a signal and a wait wherever an op touches a cell that an op of another stream
 // touched before it (so the reference order is the only order the HCQ contract allows for dependent ops), and
 // submitting in an order that cannot deadlock (a wait only ever waits for a submission handed over before its own).
@@ -24,7 +24,7 @@ class Device;
 
 namespace doorbell::hcq_fuzz {
 
-inline constexpr int kNvDevice = 2;  // device indices: 0 "CPU", 1 "CPU:1", 2 "NV" (an NV program only)
+inline constexpr int kGpuDevice = 2;  // device indices: 0 "CPU", 1 "CPU:1", 2 the GPU (a program with one only)
 
 inline constexpr int kLanes = 4;  // int64 lanes per cell; an exec splits its lanes over its cores
 using Cell = std::array<int64_t, kLanes>;
@@ -52,7 +52,8 @@ struct Program {
   uint64_t seed = 0;
   std::array<uint32_t, 2> workers{1, 1};  // per device: "CPU" and "CPU:1"
   std::array<int64_t, 2> spin_ns{0, 0};   // 0: every handoff sleeps on a futex
-  bool nv = false;                        // streams may run on NV too (copies only, on its copy engine)
+  std::string gpu;                        // "": none; else the GPU's name ("NV", "AMD", "VK"): streams may run there
+                                          // too, copies only (NV, AMD: on the copy engine; VK: vkCmdCopyBuffer)
   std::vector<int> stream_device;         // per stream
   std::vector<uint64_t> signal_stride;    // per stream: what each of its signals adds to its signal's value
   int cells = 0;
@@ -97,7 +98,8 @@ struct Plan {
   size_t cross_waits = 0;          // waits of one stream on another
 };
 
-Program generate(uint64_t seed, bool nv = false);
+// `gpu`: "" for two CPU devices only, else the name of the GPU that opens as the third (RunOptions::open_gpu).
+Program generate(uint64_t seed, const std::string& gpu = "");
 // What cell `cell` holds before the program runs (distinct per cell and lane, so a copy or exec that reads too early
 // reads something else).
 Cell initial_cell(int cell);
@@ -106,11 +108,13 @@ Plan lower(const Program& program, Sabotage sabotage = Sabotage::kNone);
 struct RunOptions {
   std::chrono::milliseconds watchdog{10'000};
   Sabotage sabotage = Sabotage::kNone;
-  // Opens a fresh NV device for a program with NV streams (a test linked with the emulator passes one).
-  std::function<std::unique_ptr<Device>()> open_nv{};
+  // Opens a fresh GPU for a program with GPU streams (a test linked with the emulator, or one with a Vulkan device,
+  // passes one). Its storage (Device::allocate_storage) holds the cells, so it must be mapped for the host: the CPU
+  // devices' execs read and write the same cells through that mapping.
+  std::function<std::unique_ptr<Device>()> open_gpu{};
 };
-// Runs the program on two fresh CPU devices (and a fresh NV device from open_nv); "" when every check passes, else
-// the first failure.
+// Runs the program on two fresh CPU devices (and a fresh GPU from open_gpu); "" when every check passes, else the
+// first failure.
 std::string run(const Program& program, const RunOptions& options);
 // Deletes ops (halves, then smaller pieces, then single ops) while run() still fails; `runs` counts the runs.
 Program shrink(Program program, const RunOptions& options, int* runs = nullptr);

@@ -22,7 +22,7 @@ uint64_t env_or(const char* name, uint64_t fallback) {
 
 RunOptions nv_options() {
   RunOptions options{.watchdog = std::chrono::milliseconds(env_or("HCQ_FUZZ_WATCHDOG_MS", 10'000))};
-  options.open_nv = [] { return std::unique_ptr<Device>(nv::NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>())); };
+  options.open_gpu = [] { return std::unique_ptr<Device>(nv::NvDevice::open(std::make_unique<mockgpu::nv::MockNvSeam>())); };
   return options;
 }
 
@@ -34,11 +34,11 @@ TEST(HcqFuzzNv, RandomProgramsAcrossTwoCpuDevicesAndTheEmulatedGpuRunInOrderAndC
   size_t nv_bound = 0;
   size_t cross_waits = 0;
   for (uint64_t i = 0; i < count; ++i) {
-    const Program program = generate(seed + i, /*nv=*/true);
+    const Program program = generate(seed + i, "NV");
     const Plan plan = lower(program);
     for (const Submission& s : plan.submissions) {
-      nv_submissions += program.stream_device[s.stream] == kNvDevice;
-      nv_bound += program.stream_device[s.stream] == kNvDevice && s.bind;
+      nv_submissions += program.stream_device[s.stream] == kGpuDevice;
+      nv_bound += program.stream_device[s.stream] == kGpuDevice && s.bind;
     }
     cross_waits += plan.cross_waits;
     const std::string failure = run(program, options);
@@ -61,8 +61,8 @@ TEST(HcqFuzzNv, RandomProgramsAcrossTwoCpuDevicesAndTheEmulatedGpuRunInOrderAndC
 
 TEST(HcqFuzzNv, ACopyOnTheGpuBetweenTwoCpuExecsIsOrderedBySignalsInGpuMemory) {
   Program p;
-  p.nv = true;
-  p.stream_device = {0, kNvDevice, 1};
+  p.gpu = "NV";
+  p.stream_device = {0, kGpuDevice, 1};
   p.signal_stride = {1, uint64_t{1} << 32, 1};
   p.cells = 3;
   p.ops = {Op{.kind = OpKind::kExec, .stream = 0, .out = 0, .in1 = 1, .in2 = 2, .k = 7},
@@ -80,8 +80,8 @@ TEST(HcqFuzzNv, ACopyOnTheGpuBetweenTwoCpuExecsIsOrderedBySignalsInGpuMemory) {
 // channels' progress passed the submissions made before the free (NvDevice::free).
 TEST(HcqFuzzNv, ABoundCopyQueueOnNvRunsAsTheUnboundOneDoes) {
   Program p;
-  p.nv = true;
-  p.stream_device = {kNvDevice};
+  p.gpu = "NV";
+  p.stream_device = {kGpuDevice};
   p.signal_stride = {1};
   p.cells = 2;
   p.ops = {Op{.kind = OpKind::kCopy, .stream = 0, .out = 0, .in1 = 1}, Op{.kind = OpKind::kFlush, .stream = 0}};

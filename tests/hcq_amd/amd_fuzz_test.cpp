@@ -19,14 +19,14 @@ uint64_t env_or(const char* name, uint64_t fallback) {
 
 TEST(HcqFuzzAmd, RandomProgramsAcrossTwoCpuDevicesAndTheEmulatedAmdGpuRunInOrderAndComplete) {
   RunOptions options{.watchdog = std::chrono::milliseconds(env_or("HCQ_FUZZ_WATCHDOG_MS", 10'000))};
-  options.open_nv = [] { return std::unique_ptr<Device>(amd::open_amd_test_device()); };
+  options.open_gpu = [] { return std::unique_ptr<Device>(amd::open_amd_test_device()); };
   const uint64_t count = env_or("HCQ_FUZZ_AMD_COUNT", 100), seed = env_or("HCQ_FUZZ_SEED", 1);
   size_t gpu_submissions = 0, bound = 0;
   for (uint64_t i = 0; i < count; ++i) {
-    const Program program = generate(seed + i, /*nv=*/true);
+    const Program program = generate(seed + i, "AMD");
     for (const Submission& s : lower(program).submissions) {
-      gpu_submissions += program.stream_device[s.stream] == kNvDevice;
-      bound += program.stream_device[s.stream] == kNvDevice && s.bind;
+      gpu_submissions += program.stream_device[s.stream] == kGpuDevice;
+      bound += program.stream_device[s.stream] == kGpuDevice && s.bind;
     }
     const std::string failure = run(program, options);
     if (failure.empty()) continue;
