@@ -1,6 +1,7 @@
 #include "hcq/vk/vk_bound_queue.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "hcq/vk/vk_memory.h"
 #include "hcq/vk/vk_semaphore_signals.h"

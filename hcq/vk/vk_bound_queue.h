@@ -1,8 +1,9 @@
 // A queue bound to a VulkanDevice (hcq/device.h bind): its batches recorded once into command buffers of their own,
-// with their own argument blocks (host-visible memory) and query pool, submitted as they are by submit_bound
-// (vk_bound_queue.cpp). patch_value changes only the submit-time semaphore value; patch_buffer/patch_scalar rewrite
-// one word of an argument block; patch_copy records the copy's batch again. A bound queue may outlive its device: the
-// shared registry says whether the device is still there to take back what the queue holds.
+// with their own argument blocks (host-visible memory), query pool and the host-visible block its command buffers copy
+// the query results to, submitted as they are by submit_bound (vk_bound_queue.cpp). patch_value changes only the
+// submit-time semaphore value; patch_buffer/patch_scalar rewrite one word of an argument block; patch_copy records the
+// copy's batch again. A bound queue may outlive its device: the shared registry says whether the device is still there
+// to take back what the queue holds.
 #pragma once
 #include <vulkan/vulkan.h>
 

@@ -14,8 +14,8 @@
 //    unbound submissions, recycled once the progress passes them; a bound queue owns its own.
 //    copy: vkCmdCopyBuffer between the VkBuffers that hold the two device addresses (storage of this device only).
 //  - Signals: every Signal of this device is a VkSemaphore of type TIMELINE. Its value is the driver's
-//    (vkGetSemaphoreCounterValue); the host's set() is vkSignalSemaphore (stepping through the values queued waits wait for
-//    below it: firmware-notes/vulkan-device.md §3); waiters poll, sleeping between looks in
+//    (vkGetSemaphoreCounterValue); the host's set() is vkSignalSemaphore (stepping through the values queued waits
+//    wait for below it: firmware-notes/vulkan-device.md §3); waiters poll, sleeping between looks in
 //    vkWaitSemaphores (up to ~1 ms; the driver wakes them) for the exact value of the next pending queue signal, or
 //    50 us when none is pending (firmware-notes/vulkan-device.md §3: the validation layer's limitation).
 //    Signal::device_address() is the VkSemaphore's handle, not memory.
@@ -36,10 +36,10 @@
 //    timestampPeriod ns (SignalPlacement::ns_per_tick_*).
 //    host_time_ns: by VK_EXT_calibrated_timestamps (device and CLOCK_MONOTONIC sampled together) where the device
 //    has it, else by bracketing a submitted timestamp with host reads (hcq/clock_calibration.h).
-//  - Bound queues (bind): command buffers recorded once with their own argument blocks and query pool; submit_bound
-//    submits them as they are. patch_value changes the submit-time semaphore value (nothing is re-recorded);
-//    patch_buffer/patch_scalar rewrite one word of the exec's argument block after the previous run completed;
-//    patch_copy re-records the command buffer of the copy's batch (its addresses are inside vkCmdCopyBuffer).
+//  - Bound queues (bind): command buffers recorded once with their own argument blocks, query pool and query results
+//    block; submit_bound submits them as they are. patch_value changes the submit-time semaphore value (nothing is
+//    re-recorded); patch_buffer/patch_scalar rewrite one word of the exec's argument block after the previous run
+//    completed; patch_copy re-records the command buffer of the copy's batch (its addresses are inside vkCmdCopyBuffer).
 //  - Memory freed while a submitted batch may use it is kept until the progress semaphore passes that submission.
 //    Destroying the device waits (bounded) for its work; a queue that still waits then is released by signalling
 //    what it waits for from the host, so teardown never hangs.

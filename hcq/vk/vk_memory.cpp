@@ -127,6 +127,14 @@ SubAllocator::Block VulkanDevice::alloc_host_block(uint64_t bytes, const char* w
 
 void VulkanDevice::release_storage(const Storage& storage) { release_block(storage.handle, false); }
 
+VulkanDevice::Storage VulkanDevice::allocate_host_visible(size_t bytes) {
+  const SubAllocator::Block b = alloc_host_block(std::max<size_t>(bytes, 1), "host-visible memory");
+  std::memset(b.host, 0, b.size);
+  return Storage{b.host, b.address, b.address};
+}
+
+void VulkanDevice::release_host_visible(const Storage& storage) { release_block(storage.handle, true); }
+
 // Frees a block of a heap once no submission made so far can still use it.
 void VulkanDevice::release_block(uint64_t address, bool host_visible) {
   std::lock_guard lock(submit_mutex_);
@@ -188,13 +196,5 @@ void VulkanDevice::copy_out(void* dst, const Storage& storage, uint64_t offset, 
   std::memcpy(dst, staging.host, bytes);
   release_block(staging.address, true);
 }
-
-VulkanDevice::Storage VulkanDevice::allocate_host_visible(size_t bytes) {
-  const SubAllocator::Block b = alloc_host_block(std::max<size_t>(bytes, 1), "host-visible memory");
-  std::memset(b.host, 0, b.size);
-  return Storage{b.host, b.address, b.address};
-}
-
-void VulkanDevice::release_host_visible(const Storage& storage) { release_block(storage.handle, true); }
 
 }  // namespace doorbell::vk

@@ -9,6 +9,7 @@
 #include "compiler/spirv/spirv_kernel_abi.h"
 #include "hcq/vk/vk_check.h"
 #include "hcq/vk/vk_device.h"
+#include "hcq/vk/vk_semaphore_signals.h"
 
 namespace doorbell::vk {
 
@@ -112,6 +113,12 @@ VkCommandBuffer VulkanDevice::new_command_buffer() {
   vk_check(vkAllocateCommandBuffers(device_, &info, &cb), name(), "vkAllocateCommandBuffers", "a queue");
   messenger_->claim(cb);
   return cb;
+}
+
+void read_stamp(const VkSubmission::Stamp& st, uint64_t mask) {
+  uint64_t words[2];
+  std::memcpy(words, st.host, sizeof words);
+  if (words[1] != 0) store_later(*st.state, words[0] & mask);
 }
 
 // Records one batch's commands into its command buffer (allocated here when it has none). `args_of(i, bytes)` gives

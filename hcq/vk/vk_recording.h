@@ -1,21 +1,22 @@
 // Turning an HWQueue into what Vulkan submits: batches (semaphore waits, one command buffer, semaphore signals; a
 // wait starts a new batch, a signal ends one), each recorded with the barriers of HCQ order, dispatches with their
 // argument blocks, vkCmdCopyBuffer copies and timestamp queries in the slots assigned to signal and timestamp
-// commands (vk_recording.cpp; firmware-notes/vulkan-device.md §5, §8). VkSubmission is what a submission leaves in
-// flight until the device's progress semaphore passes it.
+// commands, whose results each command buffer copies to host-visible memory (vk_recording.cpp;
+// firmware-notes/vulkan-device.md §5, §8). VkSubmission is what a submission leaves in flight until the device's
+// progress semaphore passes it.
 #pragma once
 #include <vulkan/vulkan.h>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <utility>
 #include <vector>
 
 #include "hcq/signal.h"
-#include "hcq/vk/vk_semaphore_signals.h"
 
 namespace doorbell::vk {
+
+struct VkSignalState;
 
 // One timestamp query's result as vkCmdCopyQueryPoolResults writes it with VK_QUERY_RESULT_64_BIT |
 // VK_QUERY_RESULT_WITH_AVAILABILITY_BIT: the 64-bit value, then a 64-bit availability word.
@@ -43,10 +44,6 @@ struct VkSubmission {
 };
 
 // A query result that vkCmdCopyQueryPoolResults wrote (64-bit value, then availability): the ticks once available.
-inline void read_stamp(const VkSubmission::Stamp& st, uint64_t mask) {
-  uint64_t words[2];
-  std::memcpy(words, st.host, sizeof words);
-  if (words[1] != 0) store_later(*st.state, words[0] & mask);
-}
+void read_stamp(const VkSubmission::Stamp& st, uint64_t mask);
 
 }  // namespace doorbell::vk

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "hcq/vk/vk_check.h"
 #include "hcq/vk/vk_device.h"

@@ -1,7 +1,9 @@
 // A VulkanDevice's submissions: an HWQueue checked, split into batches and recorded (vk_recording.h), submitted in one
 // vkQueueSubmit whose last batch signals the progress semaphore with the submission's count; collect() reads the
-// timestamps of completed submissions and frees what they and retired memory held. firmware-notes/vulkan-device.md §5.
+// timestamps of completed submissions (from the host-visible memory their batches copied them to) and frees what they
+// and retired memory held. firmware-notes/vulkan-device.md §5, §8.
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
