@@ -84,7 +84,7 @@ function(doorbell_discover_gtest)
   # device that stays open until exit (the backend registry's); it names only those two modules
   # (firmware-notes/vulkan-device.md §3.1). tools/test.sh exports the same for the tests not registered here.
   if(DOORBELL_SANITIZE AND DOORBELL_WITH_VULKAN AND NOT "${environment}" MATCHES "LSAN_OPTIONS=")
-    list(APPEND environment "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan_vulkan.supp")
+    list(APPEND environment "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/lsan_vulkan.supp:print_suppressions=0")
   endif()
   set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${list_id}_labels.cmake")
   file(WRITE "${labels_file}"

@@ -53,7 +53,8 @@ doorbell_build build/asan "${DOORBELL_ASAN_OPTIONS[@]}"
 doorbell_say "running every test in build/asan"
 # LeakSanitizer: what lavapipe and the Vulkan validation layer keep for a device open until exit (only those two
 # modules are named; firmware-notes/vulkan-device.md §3.1). The gtest registrations set it too (cmake/DoorbellTesting.cmake).
-export LSAN_OPTIONS="suppressions=$DOORBELL_ROOT/tests/lsan_vulkan.supp"
+# print_suppressions=0: the report of suppressions used would go to stderr, which the doorbell_cli tests match exactly.
+export LSAN_OPTIONS="suppressions=$DOORBELL_ROOT/tests/lsan_vulkan.supp:print_suppressions=0"
 ctest_status=0
 ctest --test-dir build/asan --output-on-failure -j2 | tee build/asan/ctest-output.txt || ctest_status=$?
 
